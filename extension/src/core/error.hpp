@@ -1,0 +1,37 @@
+// Errors raised by pure pg_once logic. The PostgreSQL boundary maps each code to its own
+// SQLSTATE (extension/src/pg/sqlstate.cpp), so core code never needs a PostgreSQL header.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace once {
+
+enum class ErrorCode {
+    invalid_argument,      // a bad value passed to a pg_once function (400)
+    invalid_key,           // missing, empty or oversized idempotency key or scope (400)
+    request_mismatch,      // same idempotency key, another request (422)
+    key_busy,              // another caller holds the key's lease (409)
+    key_not_held,          // checkpoint/complete/release of a key the caller does not hold (409)
+    invalid_command_result,// once.run's command did not return exactly one value (500)
+    invalid_json,          // text that is not JSON where JSON is required
+    internal,              // a bug: an invariant did not hold
+};
+
+class Error : public std::runtime_error {
+public:
+    Error(ErrorCode code, std::string message, std::string detail = {}, std::string hint = {})
+        : std::runtime_error(std::move(message)), code_(code),
+          detail_(std::move(detail)), hint_(std::move(hint)) {}
+
+    ErrorCode code() const noexcept { return code_; }
+    const std::string& detail() const noexcept { return detail_; }
+    const std::string& hint() const noexcept { return hint_; }
+
+private:
+    ErrorCode code_;
+    std::string detail_;
+    std::string hint_;
+};
+
+}  // namespace once

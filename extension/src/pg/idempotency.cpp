@@ -1,0 +1,397 @@
+// Idempotency keys: once.run (in-transaction) and once.key_acquire / key_checkpoint /
+// key_complete / key_release (across transactions, for work with outside side effects).
+//
+// Concurrency: every function first takes a transaction-scoped advisory lock on
+// hash(scope, key) in pg_once's own lock class, then reads the row. A second caller with the
+// same key therefore waits for the first transaction and, under READ COMMITTED, sees its
+// outcome: the stored response if it committed, nothing if it rolled back. Under REPEATABLE
+// READ the final INSERT ... ON CONFLICT reports a serialization failure instead of running
+// the command twice. The lock costs no WAL and no extra row version, unlike claiming the key
+// with an INSERT and updating it with the response afterwards.
+#include "../core/error.hpp"
+#include "../core/key_validation.hpp"
+#include "command_runner.hpp"
+#include "fingerprint.hpp"
+#include "guard.hpp"
+#include "spi.hpp"
+
+#include <string>
+
+namespace once::pg {
+namespace {
+
+// Advisory lock class id: "once" in ASCII. Shows in pg_locks as classid 1869505381.
+constexpr int32 kLockClass = 0x6f6e6365;
+
+struct KeyArgs {
+    text* scope;
+    text* key;
+};
+
+std::string_view view(text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
+
+KeyArgs key_args(FunctionCallInfo fcinfo) {
+    if (PG_ARGISNULL(0)) throw Error(ErrorCode::invalid_key, "idempotency scope must not be NULL");
+    if (PG_ARGISNULL(1)) throw Error(ErrorCode::invalid_key, "idempotency key must not be NULL");
+    KeyArgs args{PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1)};
+    validate_key("idempotency scope", view(args.scope));
+    validate_key("idempotency key", view(args.key));
+    return args;
+}
+
+void lock_key(const KeyArgs& args) {
+    pg_call([&] {
+        uint32 scope_hash = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(args.scope)),
+                                       static_cast<int>(VARSIZE_ANY_EXHDR(args.scope)));
+        uint32 key_hash = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(args.key)),
+                                     static_cast<int>(VARSIZE_ANY_EXHDR(args.key)));
+        DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(kLockClass),
+                            Int32GetDatum(static_cast<int32>(hash_combine(scope_hash, key_hash))));
+    });
+}
+
+// A positive interval, or an error naming the argument.
+Interval* positive_interval(FunctionCallInfo fcinfo, int arg, const char* name) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_argument, std::string(name) + " must not be NULL");
+    Interval* value = PG_GETARG_INTERVAL_P(arg);
+    bool positive = pg_call([&] {
+        Interval zero{};
+        return DatumGetBool(DirectFunctionCall2(interval_gt, IntervalPGetDatum(value),
+                                                IntervalPGetDatum(&zero)));
+    });
+    if (!positive)
+        throw Error(ErrorCode::invalid_argument, std::string(name) + " must be positive",
+                    {}, "Pass an interval such as '24 hours'.");
+    return value;
+}
+
+// The optional fencing token of key_checkpoint / key_complete / key_release.
+Datum optional_attempt(FunctionCallInfo fcinfo, int arg, char* null_flag) {
+    *null_flag = PG_ARGISNULL(arg) ? 'n' : ' ';
+    return PG_ARGISNULL(arg) ? 0 : PG_GETARG_DATUM(arg);
+}
+
+// A composite result built in the caller's memory context after SPI has finished.
+template <int N>
+struct ResultRow {
+    Datum values[N] = {};
+    bool nulls[N] = {};
+    void set_null(int i) { nulls[i] = true; }
+    Datum to_datum(FunctionCallInfo fcinfo) {
+        return pg_call([&] {
+            TupleDesc desc;
+            if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+                elog(ERROR, "pg_once: function must be declared with OUT parameters");
+            return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+        });
+    }
+};
+
+Datum text_datum(const char* s) {
+    return pg_call([&] { return PointerGetDatum(cstring_to_text(s)); });
+}
+
+// The stored state of a key, read under the key's lock. By-reference values are copied to
+// the caller's context so they outlive the SPI connection.
+struct KeyRow {
+    bool found = false;
+    bool expired = false;
+    bool lease_active = false;
+    bool done = false;
+    bool fingerprint_matches = false;
+    bool has_response = false, has_status = false, has_recovery_point = false, has_checkpoint = false;
+    Datum response = 0, status = 0, recovery_point = 0, checkpoint = 0;
+    int32 attempt = 0;
+};
+
+SavedPlan lookup_plan(
+    "SELECT k.fingerprint OPERATOR(pg_catalog.=) $3, k.state OPERATOR(pg_catalog.=) 'done',"
+    "       k.response, k.status, k.recovery_point, k.checkpoint, k.attempt,"
+    "       k.locked_until OPERATOR(pg_catalog.>) pg_catalog.now(),"
+    "       k.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()"
+    "  FROM once.keys k"
+    " WHERE k.scope OPERATOR(pg_catalog.=) $1 AND k.key OPERATOR(pg_catalog.=) $2",
+    {TEXTOID, TEXTOID, BYTEAOID});
+
+KeyRow lookup(const SpiSession& spi, const KeyArgs& args, bytea* fingerprint) {
+    Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), PointerGetDatum(fingerprint)};
+    KeyRow row;
+    uint64 n;
+    {
+        AsExtensionOwner owner;
+        n = lookup_plan.execute(values, nullptr, 2);
+    }
+    if (n == 0) return row;
+    auto copied = [&](int column, Datum* out) {
+        if (!spi_value(0, column, out)) return false;
+        *out = spi.copy_out(*out, false, -1);
+        return true;
+    };
+    Datum v;
+    row.found = true;
+    row.fingerprint_matches = spi_value(0, 1, &v) && DatumGetBool(v);
+    row.done = spi_value(0, 2, &v) && DatumGetBool(v);
+    row.has_response = copied(3, &row.response);
+    row.has_status = spi_value(0, 4, &row.status);
+    row.has_recovery_point = copied(5, &row.recovery_point);
+    row.has_checkpoint = copied(6, &row.checkpoint);
+    row.attempt = spi_value(0, 7, &v) ? DatumGetInt32(v) : 0;
+    row.lease_active = spi_value(0, 8, &v) && DatumGetBool(v);
+    row.expired = spi_value(0, 9, &v) && DatumGetBool(v);
+    return row;
+}
+
+[[noreturn]] void throw_mismatch() {
+    throw Error(ErrorCode::request_mismatch,
+                "idempotency key was already used with a different request",
+                "The request's fingerprint differs from the one stored with this key.",
+                "Use a new idempotency key for a new request.");
+}
+
+[[noreturn]] void throw_busy(int32 attempt) {
+    throw Error(ErrorCode::key_busy, "idempotency key is in progress in another request",
+                "Attempt " + std::to_string(attempt) + " holds the key's lease.",
+                "Retry later: the lease ends when that request completes, releases the key or "
+                "expires.");
+}
+
+[[noreturn]] void throw_not_held(const char* function) {
+    throw Error(ErrorCode::key_not_held,
+                std::string(function) + ": idempotency key is not held by this attempt",
+                "The key is absent, expired, already completed, or its lease was taken over "
+                "by a later attempt.",
+                "Call once.key_acquire first; pass the attempt it returned to detect takeovers.");
+}
+
+// ---------------------------------------------------------------------------------- once.run
+
+struct RunOutcome {
+    bool replayed = false;
+    bool has_response = false;
+    Datum response = 0;
+};
+
+SavedPlan store_result_plan(
+    "INSERT INTO once.keys AS k (scope, key, fingerprint, state, response, status, expires_at)"
+    " VALUES ($1, $2, $3, 'done', $4, 200, pg_catalog.now() OPERATOR(pg_catalog.+) $5)"
+    " ON CONFLICT (scope, key) DO UPDATE"
+    "   SET fingerprint = excluded.fingerprint, state = 'done', response = excluded.response,"
+    "       status = 200, recovery_point = NULL, checkpoint = NULL, attempt = 1, lease = NULL,"
+    "       locked_until = NULL, created_at = pg_catalog.now(), expires_at = excluded.expires_at"
+    " WHERE k.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()"
+    "    OR k.locked_until OPERATOR(pg_catalog.<=) pg_catalog.now()",
+    {TEXTOID, TEXTOID, BYTEAOID, JSONBOID, INTERVALOID});
+
+RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval* ttl) {
+    bytea* fingerprint = request_fingerprint(request);
+    lock_key(args);
+    SpiSession spi;
+    KeyRow row = lookup(spi, args, fingerprint);
+    if (row.found && !row.expired) {
+        if (!row.fingerprint_matches) throw_mismatch();
+        if (row.done) return {true, row.has_response, row.response};
+        if (row.lease_active) throw_busy(row.attempt);
+        // Otherwise the lease of a crashed key_acquire caller expired: this call takes over.
+    }
+
+    RunOutcome outcome;
+    Datum response = 0;
+    outcome.has_response = run_command(command, request, &response);  // as the caller
+    Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
+                      PointerGetDatum(fingerprint), response, IntervalPGetDatum(ttl)};
+    const char nulls[] = {' ', ' ', ' ', outcome.has_response ? ' ' : 'n', ' '};
+    uint64 stored;
+    {
+        AsExtensionOwner owner;
+        stored = store_result_plan.execute(values, nulls);
+    }
+    if (stored != 1)
+        throw Error(ErrorCode::internal, "idempotency key changed while its command ran",
+                    "The command itself probably used the same scope and key.");
+    if (outcome.has_response) outcome.response = spi.copy_out(response, false, -1);
+    return outcome;
+}
+
+// ------------------------------------------------------------------------- once.key_acquire
+
+SavedPlan acquire_plan(
+    "INSERT INTO once.keys AS k (scope, key, fingerprint, state, attempt, lease, locked_until, expires_at)"
+    " VALUES ($1, $2, $3, 'in_progress', 1, $4, pg_catalog.now() OPERATOR(pg_catalog.+) $4,"
+    "         pg_catalog.now() OPERATOR(pg_catalog.+) $5)"
+    " ON CONFLICT (scope, key) DO UPDATE"
+    "   SET fingerprint = excluded.fingerprint, state = 'in_progress', response = NULL,"
+    "       status = NULL, recovery_point = NULL, checkpoint = NULL, attempt = 1,"
+    "       lease = excluded.lease, locked_until = excluded.locked_until,"
+    "       created_at = pg_catalog.now(), expires_at = excluded.expires_at"
+    " WHERE k.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()",
+    {TEXTOID, TEXTOID, BYTEAOID, INTERVALOID, INTERVALOID});
+
+SavedPlan takeover_plan(
+    "UPDATE once.keys"
+    "   SET attempt = attempt OPERATOR(pg_catalog.+) 1, lease = $3,"
+    "       locked_until = pg_catalog.now() OPERATOR(pg_catalog.+) $3"
+    " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    " RETURNING attempt",
+    {TEXTOID, TEXTOID, INTERVALOID});
+
+enum AcquireColumn { kState, kResponse, kRecoveryPoint, kAttempt, kStatus, kCheckpoint, kAcquireColumns };
+
+}  // namespace
+}  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+ONCE_SQL_FUNCTION(once_run) {
+    KeyArgs args = key_args(fcinfo);
+    Jsonb* request = PG_ARGISNULL(2) ? nullptr : PG_GETARG_JSONB_P(2);
+    if (PG_ARGISNULL(3)) throw Error(ErrorCode::invalid_argument, "command must not be NULL");
+    text* command = PG_GETARG_TEXT_PP(3);
+    Interval* ttl = positive_interval(fcinfo, 4, "ttl");
+
+    RunOutcome outcome = run_once(args, request, command, ttl);
+    ResultRow<2> result;
+    result.values[0] = BoolGetDatum(outcome.replayed);
+    if (outcome.has_response) result.values[1] = outcome.response;
+    else result.set_null(1);
+    return result.to_datum(fcinfo);
+}
+
+ONCE_SQL_FUNCTION(once_key_acquire) {
+    KeyArgs args = key_args(fcinfo);
+    Jsonb* request = PG_ARGISNULL(2) ? nullptr : PG_GETARG_JSONB_P(2);
+    Interval* lease = positive_interval(fcinfo, 3, "lease");
+    Interval* ttl = positive_interval(fcinfo, 4, "ttl");
+
+    ResultRow<kAcquireColumns> result;
+    for (int i = 0; i < kAcquireColumns; ++i) result.set_null(i);
+    auto set = [&](int column, Datum value) { result.values[column] = value; result.nulls[column] = false; };
+    const char* state;
+    {
+        bytea* fingerprint = request_fingerprint(request);
+        lock_key(args);
+        SpiSession spi;
+        KeyRow row = lookup(spi, args, fingerprint);
+        if (!row.found || row.expired) {
+            Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
+                              PointerGetDatum(fingerprint), IntervalPGetDatum(lease),
+                              IntervalPGetDatum(ttl)};
+            AsExtensionOwner owner;
+            if (acquire_plan.execute(values, nullptr) != 1)
+                throw Error(ErrorCode::internal, "could not insert the idempotency key");
+            state = "acquired";
+            set(kAttempt, Int32GetDatum(1));
+        } else if (!row.fingerprint_matches) {
+            throw_mismatch();
+        } else if (row.done) {
+            state = "replay";
+            if (row.has_response) set(kResponse, row.response);
+            if (row.has_status) set(kStatus, row.status);
+            set(kAttempt, Int32GetDatum(row.attempt));
+        } else if (row.lease_active) {
+            state = "busy";
+            set(kAttempt, Int32GetDatum(row.attempt));
+        } else {
+            // The holder's lease expired (it crashed or hung): take over, resuming from its
+            // last checkpoint.
+            Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
+                              IntervalPGetDatum(lease)};
+            int32 attempt;
+            {
+                AsExtensionOwner owner;
+                if (takeover_plan.execute(values, nullptr) != 1)
+                    throw Error(ErrorCode::internal, "could not take over the idempotency key");
+                Datum v;
+                spi_value(0, 1, &v);
+                attempt = DatumGetInt32(v);
+            }
+            state = "acquired";
+            set(kAttempt, Int32GetDatum(attempt));
+            if (row.has_recovery_point) set(kRecoveryPoint, row.recovery_point);
+            if (row.has_checkpoint) set(kCheckpoint, row.checkpoint);
+        }
+    }
+    set(kState, text_datum(state));
+    return result.to_datum(fcinfo);
+}
+
+namespace {
+
+SavedPlan checkpoint_plan(
+    "UPDATE once.keys"
+    "   SET recovery_point = $3, checkpoint = $4,"
+    "       locked_until = pg_catalog.now() OPERATOR(pg_catalog.+) lease"
+    " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND state OPERATOR(pg_catalog.=) 'in_progress'"
+    "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()"
+    "   AND ($5::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $5)",
+    {TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT4OID});
+
+SavedPlan complete_plan(
+    "UPDATE once.keys"
+    "   SET state = 'done', response = $3, status = $4, locked_until = NULL"
+    " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND state OPERATOR(pg_catalog.=) 'in_progress'"
+    "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()"
+    "   AND ($5::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $5)",
+    {TEXTOID, TEXTOID, JSONBOID, INT4OID, INT4OID});
+
+SavedPlan release_plan(
+    "DELETE FROM once.keys"
+    " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND state OPERATOR(pg_catalog.=) 'in_progress'"
+    "   AND ($3::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $3)",
+    {TEXTOID, TEXTOID, INT4OID});
+
+uint64 execute_locked(const KeyArgs& args, SavedPlan& plan, const Datum* values, const char* nulls) {
+    lock_key(args);
+    SpiSession spi;
+    AsExtensionOwner owner;
+    return plan.execute(values, nulls);
+}
+
+}  // namespace
+
+ONCE_SQL_FUNCTION(once_key_checkpoint) {
+    KeyArgs args = key_args(fcinfo);
+    if (PG_ARGISNULL(2))
+        throw Error(ErrorCode::invalid_argument, "recovery_point must not be NULL",
+                    {}, "Name the last finished phase, e.g. 'payment_captured'.");
+    Datum values[5] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), PG_GETARG_DATUM(2),
+                       PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3), 0};
+    char nulls[5] = {' ', ' ', ' ', PG_ARGISNULL(3) ? 'n' : ' ', ' '};
+    values[4] = optional_attempt(fcinfo, 4, &nulls[4]);
+    if (execute_locked(args, checkpoint_plan, values, nulls) != 1) throw_not_held("once.key_checkpoint");
+    PG_RETURN_VOID();
+}
+
+ONCE_SQL_FUNCTION(once_key_complete) {
+    KeyArgs args = key_args(fcinfo);
+    if (PG_ARGISNULL(3))
+        throw Error(ErrorCode::invalid_argument, "status must not be NULL", {},
+                    "Pass the HTTP-style status of the response, e.g. 200 or 500.");
+    int32 status = PG_GETARG_INT32(3);
+    if (status < 100 || status > 599)
+        throw Error(ErrorCode::invalid_argument, "status must be between 100 and 599",
+                    "status was " + std::to_string(status) + ".");
+    Datum values[5] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
+                       PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2), Int32GetDatum(status), 0};
+    char nulls[5] = {' ', ' ', PG_ARGISNULL(2) ? 'n' : ' ', ' ', ' '};
+    values[4] = optional_attempt(fcinfo, 4, &nulls[4]);
+    if (execute_locked(args, complete_plan, values, nulls) != 1) throw_not_held("once.key_complete");
+    PG_RETURN_VOID();
+}
+
+ONCE_SQL_FUNCTION(once_key_release) {
+    KeyArgs args = key_args(fcinfo);
+    Datum values[3] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), 0};
+    char nulls[3] = {' ', ' ', ' '};
+    values[2] = optional_attempt(fcinfo, 2, &nulls[2]);
+    PG_RETURN_BOOL(execute_locked(args, release_plan, values, nulls) == 1);
+}
+
+ONCE_SQL_FUNCTION(once_request_fingerprint) {
+    Jsonb* request = PG_ARGISNULL(0) ? nullptr : PG_GETARG_JSONB_P(0);
+    PG_RETURN_BYTEA_P(request_fingerprint(request));
+}

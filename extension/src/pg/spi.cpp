@@ -1,0 +1,83 @@
+#include "spi.hpp"
+
+#include "../core/error.hpp"
+
+#include <exception>
+
+namespace once::pg {
+
+SpiSession::SpiSession()
+    : caller_context_(CurrentMemoryContext), uncaught_at_start_(std::uncaught_exceptions()) {
+    int rc = pg_call([] { return SPI_connect(); });
+    if (rc != SPI_OK_CONNECT) throw Error(ErrorCode::internal, "SPI_connect failed");
+}
+
+SpiSession::~SpiSession() {
+    // On the error path leave SPI alone: AtEOXact_SPI / AtEOSubXact_SPI clean up, and
+    // SPI_finish here could free memory the pending error still points into.
+    if (std::uncaught_exceptions() == uncaught_at_start_) SPI_finish();
+}
+
+Datum SpiSession::copy_out(Datum value, bool typbyval, int typlen) const {
+    if (typbyval) return value;
+    MemoryContext old = MemoryContextSwitchTo(caller_context_);
+    // Varlena values may be toast pointers into SPI's tuples: detoast while copying.
+    Datum copy = pg_call([&] {
+        return typlen == -1 ? PointerGetDatum(PG_DETOAST_DATUM_COPY(value))
+                            : datumCopy(value, typbyval, typlen);
+    });
+    MemoryContextSwitchTo(old);
+    return copy;
+}
+
+uint64 SavedPlan::execute(const Datum* values, const char* nulls, long max_rows) {
+    if (plan_ == nullptr) {
+        SPIPlanPtr plan = pg_call([&] {
+            return SPI_prepare(sql_, static_cast<int>(argument_types_.size()),
+                               argument_types_.data());
+        });
+        if (plan == nullptr)
+            throw Error(ErrorCode::internal, "could not prepare an internal statement",
+                        SPI_result_code_string(SPI_result));
+        pg_call([&] { return SPI_keepplan(plan); });
+        plan_ = plan;
+    }
+    SPIPlanPtr plan = plan_;
+    int rc = pg_call([&] { return SPI_execute_plan(plan, const_cast<Datum*>(values), nulls, false, max_rows); });
+    if (rc < 0)
+        throw Error(ErrorCode::internal, "an internal statement failed", SPI_result_code_string(rc));
+    return SPI_processed;
+}
+
+namespace {
+
+Oid extension_owner() {
+    return pg_call([] {
+        Oid schema = get_namespace_oid("once", false);
+        HeapTuple tuple = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(schema));
+        if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for schema once");
+        Oid owner = ((Form_pg_namespace)GETSTRUCT(tuple))->nspowner;
+        ReleaseSysCache(tuple);
+        return owner;
+    });
+}
+
+}  // namespace
+
+AsExtensionOwner::AsExtensionOwner() {
+    Oid owner = extension_owner();
+    GetUserIdAndSecContext(&saved_user_, &saved_security_context_);
+    SetUserIdAndSecContext(owner, saved_security_context_ | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+AsExtensionOwner::~AsExtensionOwner() {
+    SetUserIdAndSecContext(saved_user_, saved_security_context_);
+}
+
+bool spi_value(uint64 row, int column, Datum* value) {
+    bool isnull = false;
+    *value = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column, &isnull);
+    return !isnull;
+}
+
+}  // namespace once::pg

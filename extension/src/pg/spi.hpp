@@ -1,0 +1,69 @@
+// SPI helpers: a connection per call, statements prepared once per backend, and running
+// internal statements as the extension's owner.
+#pragma once
+
+#include "guard.hpp"
+
+#include <initializer_list>
+#include <vector>
+
+namespace once::pg {
+
+// One SPI connection for the duration of an SQL-callable function. On normal exit it is
+// closed; when an exception unwinds it, transaction (or subtransaction) abort closes it.
+class SpiSession {
+public:
+    SpiSession();
+    ~SpiSession();
+    SpiSession(const SpiSession&) = delete;
+    SpiSession& operator=(const SpiSession&) = delete;
+
+    // The memory context that was current before SPI_connect: results returned to the caller
+    // must be copied there, because SPI_finish frees SPI's own contexts.
+    MemoryContext caller_context() const { return caller_context_; }
+
+    // Copies a by-reference datum into the caller's context.
+    Datum copy_out(Datum value, bool typbyval, int typlen) const;
+
+private:
+    MemoryContext caller_context_;
+    int uncaught_at_start_;
+};
+
+// An internal SQL statement, prepared on first use and kept for the life of the backend
+// (SPI_prepare + SPI_keepplan; PostgreSQL's plan cache revalidates it after DDL).
+// Internal SQL must be fully schema-qualified, operators included (OPERATOR(pg_catalog.=)),
+// because it runs as the extension owner under the caller's search_path.
+class SavedPlan {
+public:
+    SavedPlan(const char* sql, std::initializer_list<Oid> argument_types)
+        : sql_(sql), argument_types_(argument_types) {}
+
+    // Executes the statement; returns SPI_processed. Results are in SPI_tuptable.
+    uint64 execute(const Datum* values, const char* nulls, long max_rows = 0);
+
+private:
+    const char* sql_;
+    std::vector<Oid> argument_types_;
+    SPIPlanPtr plan_ = nullptr;
+};
+
+// Runs internal statements as the owner of schema "once" (the role that created the
+// extension), the way PostgreSQL's RI triggers run as the table owner. Callers get access to
+// pg_once's tables only through its functions, and user SQL never runs under this identity.
+class AsExtensionOwner {
+public:
+    AsExtensionOwner();
+    ~AsExtensionOwner();
+    AsExtensionOwner(const AsExtensionOwner&) = delete;
+    AsExtensionOwner& operator=(const AsExtensionOwner&) = delete;
+
+private:
+    Oid saved_user_;
+    int saved_security_context_;
+};
+
+// Reads column `column` (1-based) of result row `row`; returns false when it is NULL.
+bool spi_value(uint64 row, int column, Datum* value);
+
+}  // namespace once::pg

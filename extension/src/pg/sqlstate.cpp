@@ -1,0 +1,21 @@
+#include "sqlstate.hpp"
+
+#include "postgres_headers.hpp"
+
+namespace once::pg {
+
+int sqlstate_for(ErrorCode code) {
+    switch (code) {
+        case ErrorCode::invalid_argument:       return ERRCODE_INVALID_PARAMETER_VALUE;       // 22023
+        case ErrorCode::invalid_json:           return ERRCODE_INVALID_TEXT_REPRESENTATION;   // 22P02
+        case ErrorCode::invalid_key:            return MAKE_SQLSTATE('O', 'N', '1', '0', '1');
+        case ErrorCode::request_mismatch:       return MAKE_SQLSTATE('O', 'N', '1', '0', '2');
+        case ErrorCode::key_busy:               return MAKE_SQLSTATE('O', 'N', '1', '0', '3');
+        case ErrorCode::key_not_held:           return MAKE_SQLSTATE('O', 'N', '1', '0', '4');
+        case ErrorCode::invalid_command_result: return MAKE_SQLSTATE('O', 'N', '1', '0', '5');
+        case ErrorCode::internal:               return ERRCODE_INTERNAL_ERROR;                // XX000
+    }
+    return ERRCODE_INTERNAL_ERROR;
+}
+
+}  // namespace once::pg

@@ -1,0 +1,33 @@
+-- pg_once 0.1: schema, roles, privileges.
+-- This file and its siblings in sql/src/ are concatenated in name order into
+-- pg_once--0.1.sql at build time (one concern per file). Once 0.1 is released the
+-- concatenation is frozen; later changes ship as pg_once--0.1--0.2.sql.
+
+\echo Use "CREATE EXTENSION pg_once" to load this file. \quit
+
+-- Roles are cluster-wide and may already exist (pg_once installed in another database).
+-- They are NOLOGIN groups: grant them to your application's login roles.
+DO $roles$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['once_producer', 'once_consumer', 'once_relay', 'once_admin'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END
+$roles$;
+
+COMMENT ON SCHEMA once IS 'pg_once: idempotency keys, transactional outbox, inbox and sagas';
+
+-- Nobody but the roles may even look inside; the tables are reached through functions.
+REVOKE ALL ON SCHEMA once FROM PUBLIC;
+GRANT USAGE ON SCHEMA once TO once_producer, once_consumer, once_relay, once_admin;
+GRANT once_producer, once_consumer, once_relay TO once_admin;
+
+-- Self-test of the C++/PostgreSQL error boundary (see extension/src/pg/selftest.cpp).
+CREATE FUNCTION once.guard_selftest(mode text) RETURNS text
+    AS 'MODULE_PATHNAME', 'once_guard_selftest' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION once.guard_selftest(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.guard_selftest(text) TO once_admin;
