@@ -15,6 +15,8 @@ enum class ErrorCode {
     key_not_held,          // checkpoint/complete/release of a key the caller does not hold (409)
     invalid_command_result,// once.run's command did not return exactly one value (500)
     invalid_json,          // text that is not JSON where JSON is required
+    invalid_topic,         // empty, oversized or badly formed topic (400)
+    invalid_topic_pattern, // badly formed subscription / relay topic pattern (400)
     internal,              // a bug: an invariant did not hold
 };
 

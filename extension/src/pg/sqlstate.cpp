@@ -13,6 +13,8 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::key_busy:               return MAKE_SQLSTATE('O', 'N', '1', '0', '3');
         case ErrorCode::key_not_held:           return MAKE_SQLSTATE('O', 'N', '1', '0', '4');
         case ErrorCode::invalid_command_result: return MAKE_SQLSTATE('O', 'N', '1', '0', '5');
+        case ErrorCode::invalid_topic:          return MAKE_SQLSTATE('O', 'N', '2', '0', '1');
+        case ErrorCode::invalid_topic_pattern:  return MAKE_SQLSTATE('O', 'N', '3', '0', '1');
         case ErrorCode::internal:               return ERRCODE_INTERNAL_ERROR;                // XX000
     }
     return ERRCODE_INTERNAL_ERROR;
