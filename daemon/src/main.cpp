@@ -1,20 +1,89 @@
-// once-relay entry point.
+// once-relay entry point: parse options, refuse root, open the sink, serve metrics, run the loop.
+#include "metrics.hpp"
+#include "metrics_server.hpp"
 #include "options.hpp"
+#include "relay.hpp"
+#include "signals.hpp"
+#include "sinks/sink.hpp"
+#include "source_db.hpp"
+#include "systemd_notify.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <memory>
 #include <string>
+#include <vector>
+
+namespace {
+
+void setup_logging(const std::string& level) {
+    auto logger = spdlog::stderr_logger_st("once-relay");
+    // Under systemd the journal adds its own timestamps.
+    if (std::getenv("JOURNAL_STREAM")) logger->set_pattern("%l: %v");
+    else logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l: %v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::from_str(level));
+    spdlog::flush_on(spdlog::level::info);
+}
+
+int fail(const std::string& msg, int code = 1) {
+    std::fprintf(stderr, "once-relay: %s\n", msg.c_str());
+    return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+    using namespace once::relay;
+    block_relay_signals();   // before any thread exists, so all inherit the mask
+    std::vector<std::string> args(argv, argv + argc);
+    auto reparse = [args]() {
+        std::vector<const char*> v;
+        for (auto& a : args) v.push_back(a.c_str());
+        return parse_options(static_cast<int>(v.size()), v.data(), nullptr);
+    };
+    Options options;
     std::string help;
     try {
-        auto options = once::relay::parse_options(argc, argv, &help);
-        if (options.show_help) { std::fputs(help.c_str(), stdout); return 0; }
-        if (options.show_version) { std::printf("once-relay %s\n", ONCE_VERSION); return 0; }
-        std::fputs("once-relay: not implemented yet\n", stderr);
-        return 2;
+        options = parse_options(argc, argv, &help);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "once-relay: %s\nTry once-relay --help.\n", e.what());
         return 2;
+    }
+    if (options.show_help) { std::fputs(help.c_str(), stdout); return 0; }
+    if (options.show_version) { std::printf("once-relay %s\n", ONCE_VERSION); return 0; }
+    if (geteuid() == 0)
+        return fail("refusing to run as root: run it as an unprivileged user (the systemd unit uses DynamicUser=yes)");
+    try {
+        setup_logging(options.log_level);
+        SourceDb::check_conninfo(options.db);
+        std::unique_ptr<Sink> sink = make_sink(options);
+        sink->open();
+        if (options.check_config) {
+            SourceDb db(options.db, options.name, options.connect_timeout);
+            db.connect();
+            std::printf("once-relay: configuration OK (database %s, sink %s)\n", db.redacted_conninfo().c_str(),
+                        sink->describe().c_str());
+            return 0;
+        }
+        Metrics metrics;
+        std::unique_ptr<MetricsServer> metrics_server;
+        if (!options.metrics.empty()) {
+            metrics_server = std::make_unique<MetricsServer>(options.metrics, metrics, options.name);
+            spdlog::info("metrics on http://{}/metrics", options.metrics);
+        }
+        SignalFd signals;
+        SystemdNotifier notifier;
+        Relay relay(options, reparse, std::move(sink), metrics, signals, notifier);
+        return relay.run();
+    } catch (const SinkError& e) {
+        return fail(e.what());
+    } catch (const std::exception& e) {
+        return fail(e.what());
     }
 }

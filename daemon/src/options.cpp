@@ -1,7 +1,11 @@
 #include "options.hpp"
 
+#include "core/error.hpp"
+#include "core/topic.hpp"
+
 #include <boost/program_options.hpp>
 
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -9,26 +13,167 @@ namespace po = boost::program_options;
 
 namespace once::relay {
 
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::string item;
+    std::istringstream in(s);
+    while (std::getline(in, item, ',')) {
+        size_t b = item.find_first_not_of(" \t");
+        size_t e = item.find_last_not_of(" \t");
+        if (b == std::string::npos) continue;
+        out.push_back(item.substr(b, e - b + 1));
+    }
+    return out;
+}
+
+namespace {
+
+bool parse_on_off(const std::string& name, const std::string& v) {
+    if (v == "on" || v == "true" || v == "yes" || v == "1") return true;
+    if (v == "off" || v == "false" || v == "no" || v == "0") return false;
+    throw std::runtime_error("invalid value \"" + v + "\" for --" + name + ": use on or off");
+}
+
+Millis duration_option(const po::variables_map& vm, const char* name, Millis fallback) {
+    if (!vm.count(name)) return fallback;
+    try {
+        return parse_duration(vm[name].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("--") + name + ": " + e.what());
+    }
+}
+
+po::options_description option_table() {
+    po::options_description desc("once-relay options (also valid in the --config file as name = value)");
+    desc.add_options()
+        ("help,h", "show this help and exit")
+        ("version", "show the version and exit")
+        ("check-config", "validate the configuration (and reach the sink) then exit")
+        ("config", po::value<std::string>(), "INI file with any of these options; the command line wins")
+        ("db", po::value<std::string>(), "libpq connection string or URI of the database to relay from "
+                                          "(several hosts + target_session_attrs=read-write follow a failover)")
+        ("sink", po::value<std::string>(), "where messages go: stdout:, http(s)://..., nats://host:port?stream=S, "
+                                            "postgresql://... (the target's once.deliver)")
+        ("name", po::value<std::string>(), "relay name: shown in claims and logs, inbox source (default once-relay)")
+        ("topics", po::value<std::string>(), "comma-separated topic patterns to relay (a.*,b.>); default all")
+        ("batch", po::value<int>(), "messages per claim, 1..10000 (default 100)")
+        ("lease", po::value<std::string>(), "claim lease; extended while a slow sink works (default 30s)")
+        ("poll-interval", po::value<std::string>(), "claim at least this often without a wake-up (default 1s)")
+        ("max-in-flight", po::value<int>(), "unacknowledged publishes at the sink, 1..100000 (default 256)")
+        ("metrics", po::value<std::string>(), "host:port serving /metrics and /healthz (default off)")
+        ("log-level", po::value<std::string>(), "trace, debug, info, warn, error or off (default info)")
+        ("maintenance", po::value<std::string>(), "on|off: run once.purge/once.saga_tick, one relay per database (default on)")
+        ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
+        ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() if it exists (default 1s)")
+        ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
+        ("connect-timeout", po::value<std::string>(), "bound for opening a connection (default 5s)")
+        ("shutdown-timeout", po::value<std::string>(), "SIGTERM/SIGINT: bound for draining in-flight work (default 10s)")
+        ("reconnect-max", po::value<std::string>(), "cap of the jittered reconnect backoff (default 30s)")
+        ("stats-interval", po::value<std::string>(), "periodic throughput summary in the log (default 1min)");
+    return desc;
+}
+
+}  // namespace
+
 Options parse_options(int argc, const char* const argv[], std::string* help_text) {
     Options o;
-    po::options_description desc("once-relay options");
-    desc.add_options()
-        ("help,h", po::bool_switch(&o.show_help), "show this help and exit")
-        ("version", po::bool_switch(&o.show_version), "show the version and exit")
-        ("db", po::value(&o.db), "libpq connection string of the database to relay from")
-        ("sink", po::value(&o.sink), "where messages go: stdout:, http(s)://, nats://, postgresql://")
-        ("name", po::value(&o.name)->default_value("once-relay"), "relay name");
-    std::ostringstream help;
-    help << "Usage: once-relay --db CONNINFO --sink URI [options]\n\n" << desc;
-    if (help_text) *help_text = help.str();
+    auto desc = option_table();
+    if (help_text) {
+        std::ostringstream help;
+        help << "Usage: once-relay --db CONNINFO --sink URI [options]\n"
+                "Delivers the pg_once outbox of one database to a sink.\n\n"
+             << desc
+             << "\nDurations take a unit: 200ms, 30s, 5min, 1h. Signals: SIGTERM/SIGINT drain and exit,\n"
+                "SIGHUP reloads the config file.\n";
+        *help_text = help.str();
+    }
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
+        if (vm.count("help")) { o.show_help = true; return o; }
+        if (vm.count("version")) { o.show_version = true; return o; }
+        if (vm.count("config")) {
+            o.config = vm["config"].as<std::string>();
+            std::ifstream in(o.config);
+            if (!in) throw std::runtime_error("cannot read config file \"" + o.config + "\"");
+            po::store(po::parse_config_file(in, desc, false), vm);
+        }
         po::notify(vm);
     } catch (const po::error& e) {
-        throw std::runtime_error(e.what());
+        throw std::runtime_error(std::string(e.what()) + (o.config.empty() ? "" : " (command line or " + o.config + ")"));
     }
+    o.check_config = vm.count("check-config") > 0;
+    auto str = [&](const char* n, std::string& dst) { if (vm.count(n)) dst = vm[n].as<std::string>(); };
+    str("db", o.db);
+    str("sink", o.sink);
+    str("name", o.name);
+    str("metrics", o.metrics);
+    str("log-level", o.log_level);
+    if (vm.count("topics")) o.topics = split_list(vm["topics"].as<std::string>());
+    if (vm.count("batch")) o.batch = vm["batch"].as<int>();
+    if (vm.count("max-in-flight")) o.max_in_flight = vm["max-in-flight"].as<int>();
+    if (vm.count("maintenance")) o.maintenance = parse_on_off("maintenance", vm["maintenance"].as<std::string>());
+    o.lease = duration_option(vm, "lease", o.lease);
+    o.poll_interval = duration_option(vm, "poll-interval", o.poll_interval);
+    o.purge_interval = duration_option(vm, "purge-interval", o.purge_interval);
+    o.saga_tick_interval = duration_option(vm, "saga-tick-interval", o.saga_tick_interval);
+    o.sink_timeout = duration_option(vm, "sink-timeout", o.sink_timeout);
+    o.connect_timeout = duration_option(vm, "connect-timeout", o.connect_timeout);
+    o.shutdown_timeout = duration_option(vm, "shutdown-timeout", o.shutdown_timeout);
+    o.reconnect_max = duration_option(vm, "reconnect-max", o.reconnect_max);
+    o.stats_interval = duration_option(vm, "stats-interval", o.stats_interval);
+    validate(o);
     return o;
+}
+
+void validate(const Options& o) {
+    auto bad = [](const std::string& m) { return std::runtime_error(m); };
+    if (o.db.empty()) throw bad("--db is required: the libpq connection string of the database to relay from");
+    if (o.sink.empty()) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
+    if (o.name.empty() || o.name.size() > 63) throw bad("--name must be 1..63 characters");
+    for (char c : o.name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '@'))
+            throw bad("--name \"" + o.name + "\" may only contain letters, digits, '-', '_', '.', '@'");
+    if (o.batch < 1 || o.batch > 10000) throw bad("--batch " + std::to_string(o.batch) + " is out of range 1..10000");
+    if (o.max_in_flight < 1 || o.max_in_flight > 100000)
+        throw bad("--max-in-flight " + std::to_string(o.max_in_flight) + " is out of range 1..100000");
+    if (o.lease < Millis(1000)) throw bad("--lease " + format_duration(o.lease) + " is shorter than 1s");
+    if (o.poll_interval < Millis(10)) throw bad("--poll-interval " + format_duration(o.poll_interval) + " is shorter than 10ms");
+    if (o.sink_timeout < Millis(10)) throw bad("--sink-timeout is shorter than 10ms");
+    if (o.sink_timeout >= o.lease * 100) throw bad("--sink-timeout must be below 100 x --lease");
+    if (o.connect_timeout < Millis(1000)) throw bad("--connect-timeout is shorter than 1s (libpq counts whole seconds)");
+    if (o.purge_interval < Millis(100) || o.saga_tick_interval < Millis(10))
+        throw bad("--purge-interval must be >= 100ms and --saga-tick-interval >= 10ms");
+    if (o.reconnect_max < Millis(100)) throw bad("--reconnect-max is shorter than 100ms");
+    if (o.stats_interval < Millis(1000)) throw bad("--stats-interval is shorter than 1s");
+    static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
+    bool level_ok = false;
+    for (auto* l : levels) level_ok |= (o.log_level == l);
+    if (!level_ok) throw bad("--log-level \"" + o.log_level + "\": use trace, debug, info, warn, error or off");
+    for (const auto& t : o.topics) {
+        try {
+            once::validate_topic_pattern(t);
+        } catch (const once::Error& e) {
+            throw bad("--topics: " + std::string(e.what()) + (e.detail().empty() ? "" : " (" + e.detail() + ")"));
+        }
+    }
+    if (!o.metrics.empty()) {
+        auto colon = o.metrics.rfind(':');
+        if (colon == std::string::npos || colon == 0) throw bad("--metrics \"" + o.metrics + "\": use host:port, e.g. 127.0.0.1:9187");
+        std::string port = o.metrics.substr(colon + 1);
+        if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) > 65535)
+            throw bad("--metrics \"" + o.metrics + "\": the port must be a number 0..65535");
+    }
+}
+
+std::vector<std::string> restart_only_changes(const Options& a, const Options& b) {
+    std::vector<std::string> out;
+    if (a.db != b.db) out.push_back("db");
+    if (a.sink != b.sink) out.push_back("sink");
+    if (a.name != b.name) out.push_back("name");
+    if (a.metrics != b.metrics) out.push_back("metrics");
+    if (a.connect_timeout != b.connect_timeout) out.push_back("connect-timeout");
+    return out;
 }
 
 }  // namespace once::relay

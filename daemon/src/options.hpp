@@ -1,21 +1,50 @@
-// once-relay's settings: one option table feeds both the command line and the config file.
+// once-relay's settings: one option table feeds both the command line and the config file
+// (INI style "name = value", the same names without "--"); the command line wins.
 #pragma once
 
-#include <optional>
+#include "duration.hpp"
+
 #include <string>
 #include <vector>
 
 namespace once::relay {
 
 struct Options {
-    std::string db;        // libpq conninfo
-    std::string sink;      // sink URI
-    std::string name;      // relay name (claims, logs, inbox source)
+    std::string db;                    // libpq conninfo of the database to relay from
+    std::string sink;                  // sink URI
+    std::string name = "once-relay";   // relay name (claims, logs, inbox source)
+    std::vector<std::string> topics;   // topic patterns; empty = all topics
+    int batch = 100;                   // messages per claim
+    Millis lease{30000};               // claim lease
+    Millis poll_interval{1000};        // fallback poll when no wake-up arrives
+    int max_in_flight = 256;           // unacknowledged publishes at the sink
+    std::string metrics;               // host:port for /metrics and /healthz; empty = off
+    std::string log_level = "info";    // trace debug info warn error off
+    std::string config;                // config file (INI); empty = none
+    bool maintenance = true;           // run once.purge / once.saga_tick on timers
+    Millis purge_interval{60000};
+    Millis saga_tick_interval{1000};
+    Millis sink_timeout{10000};        // one publish: HTTP request, NATS PubAck, inbox call
+    Millis connect_timeout{5000};      // opening a connection to the database or the sink
+    Millis shutdown_timeout{10000};    // SIGTERM: bound for draining in-flight work
+    Millis reconnect_max{30000};       // cap of the reconnect backoff
+    Millis stats_interval{60000};      // periodic throughput summary at info
+    bool check_config = false;
     bool show_help = false;
     bool show_version = false;
 };
 
-// Parses argv (and --config FILE). Throws std::runtime_error with a user-facing message.
-Options parse_options(int argc, const char* const argv[], std::string* help_text);
+// Parses argv (and --config FILE). Throws std::runtime_error with a user-facing message
+// (unknown option, bad value, missing --db/--sink, unreadable config file).
+Options parse_options(int argc, const char* const argv[], std::string* help_text = nullptr);
+
+// Throws std::runtime_error naming the first invalid setting.
+void validate(const Options& o);
+
+// Settings that differ between a and b and only take effect after a restart.
+std::vector<std::string> restart_only_changes(const Options& a, const Options& b);
+
+// Comma-separated topic patterns -> list (empty items dropped).
+std::vector<std::string> split_list(const std::string& s);
 
 }  // namespace once::relay

@@ -1,0 +1,45 @@
+// The relay's counters, and their Prometheus text rendering. One Metrics object is owned by
+// main and handed to the loop and the HTTP server (which reads it from its own thread, hence
+// the atomics). Nothing here is global.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace once::relay {
+
+class LatencyHistogram {
+public:
+    static constexpr std::array<double, 14> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                       0.1,    0.25,  0.5,    1,     2.5,   5,     10};
+    void observe(double seconds);
+    // Prometheus lines for histogram `name` (cumulative buckets, +Inf, _sum, _count).
+    std::string render(const std::string& name) const;
+    uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+
+private:
+    std::array<std::atomic<uint64_t>, kBounds.size()> buckets_{};   // non-cumulative
+    std::atomic<uint64_t> count_{0};
+    std::atomic<uint64_t> sum_micros_{0};
+};
+
+struct Metrics {
+    std::atomic<uint64_t> published{0};   // handed to the sink
+    std::atomic<uint64_t> acked{0};       // acknowledged in the outbox after delivery
+    std::atomic<uint64_t> nacked{0};      // returned for a retry
+    std::atomic<uint64_t> dead{0};        // refused permanently by the sink
+    std::atomic<uint64_t> batches{0};     // non-empty claims
+    std::atomic<uint64_t> reconnects{0};  // database connections re-established
+    std::atomic<int64_t> in_flight{0};
+    std::atomic<int64_t> last_claim_unix_ms{0};   // last successful claim (empty or not)
+    std::atomic<bool> db_connected{false};
+    std::atomic<bool> sink_connected{false};
+    LatencyHistogram publish_latency;
+
+    bool healthy() const { return db_connected.load() && sink_connected.load(); }
+    std::string render_prometheus(const std::string& relay_name) const;
+};
+
+}  // namespace once::relay

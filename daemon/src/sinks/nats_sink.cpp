@@ -1,0 +1,260 @@
+#include "sinks/nats_sink.hpp"
+
+#include "sinks/http_status.hpp"
+#include "uri.hpp"
+
+#include <nats/nats.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace once::relay {
+
+struct NatsAckQueue {
+    struct Result { std::string id; bool ok; std::string error; };
+    std::mutex mu;
+    std::vector<Result> results;
+    int efd = -1;
+    NatsAckQueue() { efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+    ~NatsAckQueue() { if (efd >= 0) ::close(efd); }
+    void push(Result r) {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            results.push_back(std::move(r));
+        }
+        uint64_t one = 1;
+        (void)!::write(efd, &one, sizeof one);
+    }
+};
+
+struct NatsSink::Impl {
+    natsOptions* opts = nullptr;
+    natsConnection* conn = nullptr;
+    jsCtx* js = nullptr;
+};
+
+namespace {
+
+void pub_ack_cb(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
+    auto* q = static_cast<NatsAckQueue*>(closure);
+    const char* id = nullptr;
+    if (msg == nullptr || natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) != NATS_OK || id == nullptr) return;
+    NatsAckQueue::Result r;
+    r.id = id;
+    if (pae != nullptr) {
+        r.ok = false;
+        r.error = std::string("JetStream publish failed: ") + natsStatus_GetText(pae->Err);
+        if (pae->ErrText && *pae->ErrText) r.error += std::string(" (") + pae->ErrText + ")";
+        if (pae->ErrCode) r.error += " [err_code " + std::to_string(static_cast<int>(pae->ErrCode)) + "]";
+    } else {
+        r.ok = pa != nullptr;
+        if (!r.ok) r.error = "JetStream publish: no PubAck";
+    }
+    q->push(std::move(r));
+}
+
+std::string last_error(natsStatus s) {
+    natsStatus ls = s;
+    const char* text = nats_GetLastError(&ls);
+    std::string out = natsStatus_GetText(s);
+    if (text && *text && std::strcmp(text, out.c_str()) != 0) out += std::string(": ") + text;
+    return out;
+}
+
+}  // namespace
+
+NatsSink::NatsSink(const Uri& uri, Millis timeout, Millis connect_timeout, size_t window)
+    : timeout_(timeout), connect_timeout_(connect_timeout), window_(window),
+      impl_(std::make_unique<Impl>()), queue_(std::make_shared<NatsAckQueue>()) {
+    description_ = uri.redacted();
+    if (uri.hosts.empty()) throw SinkError("nats sink: the URI names no server (nats://host:4222?stream=NAME)");
+    std::string host;
+    std::string hosts = uri.hosts + ",";
+    for (size_t pos = 0, comma; (comma = hosts.find(',', pos)) != std::string::npos; pos = comma + 1) {
+        std::string h = hosts.substr(pos, comma - pos);
+        if (h.empty()) continue;
+        if (h.find(':') == std::string::npos) h += ":4222";
+        servers_.push_back("nats://" + h);
+    }
+    user_ = uri.user;
+    password_ = uri.password;
+    stream_ = uri.param("stream");
+    subject_prefix_ = uri.param("subject_prefix");
+    std::string cs = uri.param("create_stream", "0");
+    create_stream_ = (cs == "1" || cs == "true" || cs == "on" || cs == "yes");
+    for (const auto& [k, v] : uri.query)
+        if (k != "stream" && k != "subject_prefix" && k != "create_stream")
+            throw SinkError("nats sink: unknown URI parameter \"" + k + "\" (known: stream, subject_prefix, create_stream)");
+    if (stream_.empty())
+        throw SinkError("nats sink: the URI needs ?stream=NAME (the JetStream stream that must store the messages)");
+    if (!subject_prefix_.empty() && subject_prefix_.back() != '.')
+        throw SinkError("nats sink: subject_prefix \"" + subject_prefix_ + "\" must end with '.' (e.g. subject_prefix=once.)");
+    if (!queue_ || queue_->efd < 0) throw SinkError("nats sink: cannot create an eventfd");
+}
+
+NatsSink::~NatsSink() { close(); }
+
+void NatsSink::close() {
+    if (impl_->js) { jsCtx_Destroy(impl_->js); impl_->js = nullptr; }
+    if (impl_->conn) { natsConnection_Destroy(impl_->conn); impl_->conn = nullptr; }
+    if (impl_->opts) { natsOptions_Destroy(impl_->opts); impl_->opts = nullptr; }
+}
+
+void NatsSink::open() {
+    close();
+    natsStatus s = natsOptions_Create(&impl_->opts);
+    std::vector<const char*> servers;
+    for (auto& srv : servers_) servers.push_back(srv.c_str());
+    if (s == NATS_OK) s = natsOptions_SetServers(impl_->opts, servers.data(), static_cast<int>(servers.size()));
+    if (s == NATS_OK && !user_.empty()) s = natsOptions_SetUserInfo(impl_->opts, user_.c_str(), password_.c_str());
+    if (s == NATS_OK) s = natsOptions_SetTimeout(impl_->opts, connect_timeout_.count());
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(impl_->opts, -1);
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(impl_->opts, 250);
+    if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(impl_->opts, 64 * 1024 * 1024);
+    if (s == NATS_OK) s = natsOptions_SetName(impl_->opts, "once-relay");
+    if (s != NATS_OK) throw SinkError("nats sink: bad options: " + last_error(s));
+    s = natsConnection_Connect(&impl_->conn, impl_->opts);
+    if (s != NATS_OK) {
+        close();
+        throw SinkError("cannot reach the NATS server(s) " + description_ + ": " + last_error(s));
+    }
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = timeout_.count();
+    jo.PublishAsync.MaxPending = static_cast<int64_t>(window_) + 16;
+    jo.PublishAsync.AckHandler = pub_ack_cb;
+    jo.PublishAsync.AckHandlerClosure = queue_.get();
+    s = natsConnection_JetStream(&impl_->js, impl_->conn, &jo);
+    if (s != NATS_OK) { close(); throw SinkError("nats sink: JetStream context: " + last_error(s)); }
+
+    jsStreamInfo* si = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    s = js_GetStreamInfo(&si, impl_->js, stream_.c_str(), nullptr, &jerr);
+    if (s == NATS_OK) {
+        spdlog::info("nats sink: stream {} found (duplicate window {}s)", stream_,
+                     si->Config ? si->Config->Duplicates / 1000000000 : 0);
+        jsStreamInfo_Destroy(si);
+        return;
+    }
+    if (s != NATS_NOT_FOUND && jerr != JSStreamNotFoundErr) {
+        std::string e = last_error(s);
+        close();
+        throw SinkError("nats sink: cannot look up stream " + stream_ + ": " + e +
+                        " (is JetStream enabled? nats-server -js)");
+    }
+    if (!create_stream_) {
+        close();
+        throw SinkError("nats sink: JetStream stream \"" + stream_ + "\" does not exist; create it (nats stream add " +
+                        stream_ + " --subjects '" + (subject_prefix_.empty() ? std::string("<topics>") : subject_prefix_ + ">") +
+                        "') or add create_stream=1 to the sink URI");
+    }
+    if (subject_prefix_.empty()) {
+        close();
+        throw SinkError("nats sink: create_stream=1 needs a subject_prefix (e.g. subject_prefix=once.) so the new stream "
+                        "captures prefix.> instead of every subject");
+    }
+    std::string subject = subject_prefix_ + ">";
+    const char* subjects[] = {subject.c_str()};
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = stream_.c_str();
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Storage = js_FileStorage;
+    cfg.Duplicates = int64_t(2) * 60 * 1000000000;   // 2 minutes, JetStream's default
+    s = js_AddStream(&si, impl_->js, &cfg, nullptr, &jerr);
+    if (s != NATS_OK) {
+        std::string e = last_error(s);
+        close();
+        throw SinkError("nats sink: cannot create stream " + stream_ + ": " + e);
+    }
+    jsStreamInfo_Destroy(si);
+    spdlog::info("nats sink: created stream {} for subjects {}", stream_, subject);
+}
+
+bool NatsSink::ready() {
+    return impl_->conn && natsConnection_Status(impl_->conn) == NATS_CONN_STATUS_CONNECTED;
+}
+
+void NatsSink::submit(uint64_t token, const Message& m) {
+    auto fail = [&](const std::string& why) {
+        Outcome o;
+        o.token = token;
+        o.verdict = Verdict::retry;
+        o.error = why;
+        immediate_.push_back(std::move(o));
+    };
+    if (!impl_->js) { fail("nats sink: not connected"); return; }
+    std::string subject = subject_prefix_ + m.topic;
+    natsMsg* msg = nullptr;
+    natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, m.payload.data(), static_cast<int>(m.payload.size()));
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Once-Topic", m.topic.c_str());
+    if (s == NATS_OK && m.has_key) s = natsMsgHeader_Set(msg, "Once-Key", m.key.c_str());
+    if (s == NATS_OK) {
+        try {
+            for (const auto& [k, v] : message_headers(m.headers))
+                if (k != "Nats-Msg-Id") natsMsgHeader_Add(msg, k.c_str(), v.c_str());
+        } catch (const std::exception& e) {
+            spdlog::warn("message {}: {} (sent without them)", m.id, e.what());
+        }
+    }
+    if (s != NATS_OK) { natsMsg_Destroy(msg); fail("nats sink: cannot build message: " + last_error(s)); return; }
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = timeout_.count();
+    po.ExpectStream = stream_.c_str();
+    pending_[m.id] = Pending{token, std::chrono::steady_clock::now()};
+    s = js_PublishMsgAsync(impl_->js, &msg, &po);
+    if (s != NATS_OK) {
+        pending_.erase(m.id);
+        natsMsg_Destroy(msg);
+        fail("JetStream publish failed: " + last_error(s));
+    }
+}
+
+void NatsSink::poll_fds(std::vector<pollfd>& fds) { fds.push_back(pollfd{queue_->efd, POLLIN, 0}); }
+
+int NatsSink::poll_timeout_ms() { return immediate_.empty() ? (pending_.empty() ? -1 : 1000) : 0; }
+
+void NatsSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
+    uint64_t n;
+    while (::read(queue_->efd, &n, sizeof n) > 0) {}
+    std::vector<NatsAckQueue::Result> results;
+    {
+        std::lock_guard<std::mutex> lock(queue_->mu);
+        results.swap(queue_->results);
+    }
+    for (auto& r : results) {
+        auto it = pending_.find(r.id);
+        if (it == pending_.end()) continue;   // abandoned earlier
+        Outcome o;
+        o.token = it->second.token;
+        o.verdict = r.ok ? Verdict::delivered : Verdict::retry;
+        o.error = std::move(r.error);
+        pending_.erase(it);
+        out.push_back(std::move(o));
+    }
+    for (auto& o : immediate_) out.push_back(std::move(o));
+    immediate_.clear();
+}
+
+void NatsSink::abandon(std::vector<Outcome>& out) {
+    process(nullptr, 0, out);
+    if (impl_->js) {
+        natsMsgList list;
+        if (js_PublishAsyncGetPendingList(&list, impl_->js) == NATS_OK) natsMsgList_Destroy(&list);
+    }
+    for (auto& [id, p] : pending_) {
+        Outcome o;
+        o.token = p.token;
+        o.verdict = Verdict::retry;
+        o.error = "JetStream PubAck not received (relay stopping or database lost)";
+        out.push_back(std::move(o));
+    }
+    pending_.clear();
+}
+
+}  // namespace once::relay

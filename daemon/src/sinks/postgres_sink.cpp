@@ -1,0 +1,232 @@
+#include "sinks/postgres_sink.hpp"
+
+#include "core/backoff.hpp"
+#include "uri.hpp"
+
+#include <libpq-fe.h>
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+namespace once::relay {
+
+using Clock = std::chrono::steady_clock;
+
+PostgresSink::PostgresSink(const Uri& uri, std::string default_source, Millis timeout, Millis connect_timeout)
+    : timeout_(timeout), connect_timeout_(connect_timeout) {
+    source_ = uri.param("source", default_source);
+    if (source_.empty()) throw SinkError("postgresql sink: the inbox source name is empty (set --name or ?source=)");
+    conninfo_ = uri.without_params({"source"});
+    description_ = redact_uri(conninfo_);
+    char* err = nullptr;
+    PQconninfoOption* parsed = PQconninfoParse(conninfo_.c_str(), &err);
+    if (!parsed) {
+        std::string e = err ? err : "invalid";
+        PQfreemem(err);
+        while (!e.empty() && e.back() == '\n') e.pop_back();
+        throw SinkError("postgresql sink: invalid URI " + description_ + ": " + e);
+    }
+    PQconninfoFree(parsed);
+}
+
+PostgresSink::~PostgresSink() { disconnect(); }
+
+void PostgresSink::disconnect() {
+    if (conn_) { PQfinish(conn_); conn_ = nullptr; }
+}
+
+void PostgresSink::connect() {
+    disconnect();
+    std::string ct = std::to_string(std::max<int64_t>(1, connect_timeout_.count() / 1000));
+    const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
+    const char* vals[] = {ct.c_str(), "once-relay sink", conninfo_.c_str(), nullptr};
+    conn_ = PQconnectdbParams(keys, vals, 1);
+    if (PQstatus(conn_) != CONNECTION_OK) {
+        std::string e = PQerrorMessage(conn_);
+        while (!e.empty() && (e.back() == '\n' || e.back() == ' ')) e.pop_back();
+        disconnect();
+        throw SinkError("cannot reach the inbox database " + description_ + ": " + e);
+    }
+    std::string setup = "SET statement_timeout = " + std::to_string(timeout_.count());
+    PGresult* r = PQexec(conn_, setup.c_str());
+    PQclear(r);
+    r = PQexec(conn_,
+               "SELECT pg_catalog.to_regprocedure('once.deliver(text,uuid,text,jsonb,jsonb)') IS NOT NULL,"
+               "       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace"
+               "               WHERE n.nspname = 'once' AND p.proname = 'inbox_failed')");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        std::string e = PQresultErrorMessage(r);
+        PQclear(r);
+        disconnect();
+        throw SinkError("postgresql sink: cannot inspect the inbox database: " + e);
+    }
+    bool has_deliver = PQgetvalue(r, 0, 0)[0] == 't';
+    has_inbox_failed_ = PQgetvalue(r, 0, 1)[0] == 't';
+    PQclear(r);
+    if (!has_deliver) {
+        disconnect();
+        throw SinkError("postgresql sink: the database " + description_ +
+                        " has no once.deliver(text,uuid,text,jsonb,jsonb); run CREATE EXTENSION pg_once there "
+                        "and grant once_consumer to the relay's user");
+    }
+    r = PQprepare(conn_, "once_deliver",
+                  "SELECT once.deliver($1, $2::uuid, $3, $4::jsonb, $5::jsonb)", 5, nullptr);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    std::string e = PQresultErrorMessage(r);
+    PQclear(r);
+    if (!ok) { disconnect(); throw SinkError("postgresql sink: cannot prepare once.deliver: " + e); }
+    if (PQsetnonblocking(conn_, 1) != 0 || PQenterPipelineMode(conn_) != 1) {
+        disconnect();
+        throw SinkError("postgresql sink: cannot enter pipeline mode (libpq and server 14+ are needed)");
+    }
+    connect_failures_ = 0;
+}
+
+void PostgresSink::open() { connect(); }
+
+bool PostgresSink::ready() {
+    if (conn_ && PQstatus(conn_) == CONNECTION_OK) return true;
+    if (!calls_.empty()) return false;   // let process() report the failures first
+    if (Clock::now() < retry_connect_at_) return false;
+    try {
+        connect();
+        spdlog::info("postgresql sink: reconnected to {}", description_);
+        return true;
+    } catch (const SinkError& e) {
+        ++connect_failures_;
+        std::mt19937_64 rng(std::random_device{}());
+        BackoffPolicy p{250, 10000};
+        int64_t ms = backoff_delay_ms(p, std::min(connect_failures_, 12), std::uniform_real_distribution<double>(0.5, 1.0)(rng));
+        retry_connect_at_ = Clock::now() + std::chrono::milliseconds(ms);
+        spdlog::warn("{} (next try in {}ms)", e.what(), ms);
+        return false;
+    }
+}
+
+void PostgresSink::submit(uint64_t token, const Message& m) {
+    auto fail = [&](const std::string& why) {
+        Outcome o;
+        o.token = token;
+        o.verdict = Verdict::retry;
+        o.error = why;
+        immediate_.push_back(std::move(o));
+    };
+    if (!conn_ || PQstatus(conn_) != CONNECTION_OK) { fail("inbox database not connected"); return; }
+    const char* headers = m.headers.empty() ? nullptr : m.headers.c_str();
+    const char* params[5] = {source_.c_str(), m.id.c_str(), m.topic.c_str(), m.payload.c_str(), headers};
+    if (PQsendQueryPrepared(conn_, "once_deliver", 5, params, nullptr, nullptr, 0) != 1 || PQpipelineSync(conn_) != 1) {
+        fail(std::string("inbox database: ") + PQerrorMessage(conn_));
+        return;
+    }
+    Call c;
+    c.token = token;
+    c.id = m.id;
+    c.topic = m.topic;
+    calls_.push_back(std::move(c));
+    ++inflight_count_;
+    want_write_ = PQflush(conn_) == 1;
+}
+
+void PostgresSink::poll_fds(std::vector<pollfd>& fds) {
+    if (!conn_ || calls_.empty()) return;
+    fds.push_back(pollfd{PQsocket(conn_), static_cast<short>(POLLIN | (want_write_ ? POLLOUT : 0)), 0});
+}
+
+int PostgresSink::poll_timeout_ms() { return immediate_.empty() ? -1 : 0; }
+
+void PostgresSink::fail_all(const std::string& why, std::vector<Outcome>& out) {
+    for (auto& c : calls_) {
+        if (c.is_failure_record) continue;
+        Outcome o;
+        o.token = c.token;
+        o.verdict = Verdict::retry;
+        o.error = why;
+        out.push_back(std::move(o));
+    }
+    calls_.clear();
+    inflight_count_ = 0;
+    disconnect();
+}
+
+void PostgresSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
+    for (auto& o : immediate_) out.push_back(std::move(o));
+    immediate_.clear();
+    if (!conn_ || calls_.empty()) return;
+    if (want_write_) {
+        int f = PQflush(conn_);
+        if (f < 0) { fail_all(std::string("inbox database: ") + PQerrorMessage(conn_), out); return; }
+        want_write_ = f == 1;
+    }
+    if (PQconsumeInput(conn_) != 1) {
+        std::string e = PQerrorMessage(conn_);
+        while (!e.empty() && e.back() == '\n') e.pop_back();
+        spdlog::warn("postgresql sink: connection lost: {}", e);
+        fail_all("inbox database connection lost: " + e, out);
+        return;
+    }
+    std::vector<Call> failures;
+    while (!calls_.empty() && !PQisBusy(conn_)) {
+        PGresult* r = PQgetResult(conn_);
+        if (r == nullptr) continue;   // end of one query's results; the sync follows
+        Call& c = calls_.front();
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            if (!c.is_failure_record) {
+                if (!c.have_result) { c.outcome.verdict = Verdict::retry; c.outcome.error = "once.deliver returned nothing"; }
+                c.outcome.token = c.token;
+                out.push_back(std::move(c.outcome));
+                --inflight_count_;
+            }
+            calls_.pop_front();
+            continue;
+        }
+        if (c.is_failure_record) { PQclear(r); continue; }
+        c.have_result = true;
+        if (st == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+            std::string v = PQgetvalue(r, 0, 0);
+            if (v == "processed" || v == "duplicate") {
+                c.outcome.verdict = Verdict::delivered;
+            } else if (v == "no_handler") {
+                c.outcome.verdict = Verdict::retry;
+                c.outcome.error = "no handler subscribed for topic \"" + c.topic + "\" in the inbox database (once.subscribe); will retry";
+            } else if (v == "poison") {
+                c.outcome.verdict = Verdict::dead;
+                c.outcome.error = "message is poison in the inbox database (handler failed too often; see once.inbox_poison)";
+            } else {
+                c.outcome.verdict = Verdict::retry;
+                c.outcome.error = "once.deliver returned unexpected \"" + v + "\"";
+            }
+        } else {
+            const char* msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+            const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+            c.outcome.verdict = Verdict::retry;
+            c.outcome.error = std::string("handler failed in the inbox database: ") + (msg ? msg : PQresultErrorMessage(r)) +
+                              (code ? std::string(" (SQLSTATE ") + code + ")" : std::string());
+            if (has_inbox_failed_) {
+                Call f;
+                f.is_failure_record = true;
+                f.id = c.id;
+                f.outcome.error = c.outcome.error;
+                failures.push_back(std::move(f));
+            }
+        }
+        PQclear(r);
+    }
+    // Record handler failures (after their transactions rolled back) so poison is counted.
+    for (auto& f : failures) {
+        const char* params[3] = {source_.c_str(), f.id.c_str(), f.outcome.error.c_str()};
+        if (PQsendQueryParams(conn_, "SELECT once.inbox_failed($1, $2, $3)", 3, nullptr, params, nullptr, nullptr, 0) == 1 &&
+            PQpipelineSync(conn_) == 1)
+            calls_.push_back(std::move(f));
+    }
+    if (!failures.empty()) want_write_ = PQflush(conn_) == 1;
+    if (PQstatus(conn_) != CONNECTION_OK) fail_all("inbox database connection lost", out);
+}
+
+void PostgresSink::abandon(std::vector<Outcome>& out) {
+    process(nullptr, 0, out);
+    if (!calls_.empty()) fail_all("inbox call abandoned (relay stopping or database lost)", out);
+}
+
+}  // namespace once::relay

@@ -1,0 +1,247 @@
+#include "source_db.hpp"
+
+#include "uri.hpp"
+
+#include <libpq-fe.h>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <memory>
+
+namespace once::relay {
+
+struct SourceDb::Result {
+    std::unique_ptr<PGresult, void (*)(PGresult*)> r{nullptr, PQclear};
+    PGresult* get() const { return r.get(); }
+};
+
+namespace {
+
+// A whole libpq message on one line.
+std::string one_line(const char* s) {
+    std::string out = s ? s : "";
+    for (char& c : out) if (c == '\n') c = ' ';
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+}
+
+std::string array_literal(const std::vector<std::string>& items) {
+    std::string out = "{";
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out.push_back(',');
+        out += items[i];   // uuids and validated topic patterns: no characters need quoting
+    }
+    out.push_back('}');
+    return out;
+}
+
+constexpr const char* kMaintenanceLockKey = "7235937134113046529";   // "once-relay maintenance"
+
+}  // namespace
+
+SourceDb::SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout)
+    : conninfo_(std::move(conninfo)), redacted_(redact_conninfo(conninfo_)), name_(std::move(relay_name)),
+      connect_timeout_(connect_timeout) {}
+
+SourceDb::~SourceDb() { disconnect(); }
+
+void SourceDb::check_conninfo(const std::string& conninfo) {
+    char* err = nullptr;
+    PQconninfoOption* o = PQconninfoParse(conninfo.c_str(), &err);
+    if (!o) {
+        std::string e = one_line(err ? err : "invalid connection string");
+        PQfreemem(err);
+        throw std::runtime_error("--db: " + e);
+    }
+    PQconninfoFree(o);
+}
+
+void SourceDb::disconnect() {
+    if (conn_) { PQfinish(conn_); conn_ = nullptr; }
+    holds_lock_ = false;
+}
+
+bool SourceDb::connected() const { return conn_ && PQstatus(conn_) == CONNECTION_OK; }
+int SourceDb::socket() const { return conn_ ? PQsocket(conn_) : -1; }
+
+std::string SourceDb::server() const {
+    if (!conn_) return "(not connected)";
+    std::string host = PQhost(conn_) ? PQhost(conn_) : "?";
+    return host + ":" + (PQport(conn_) ? PQport(conn_) : "?");
+}
+
+void SourceDb::raise(const std::string& what, const char* err) {
+    std::string msg = what + ": " + one_line(err);
+    if (!connected()) { disconnect(); throw DbLost(msg); }
+    throw std::runtime_error(msg);
+}
+
+void SourceDb::connect() {
+    disconnect();
+    std::string ct = std::to_string(std::max<int64_t>(1, connect_timeout_.count() / 1000));
+    std::string app = "once-relay " + name_;
+    // Defaults first: anything the user wrote in --db wins (libpq: later entries override,
+    // and the expanded dbname entry comes last).
+    const char* keys[] = {"connect_timeout", "application_name", "keepalives", "keepalives_idle",
+                          "keepalives_interval", "keepalives_count", "dbname", nullptr};
+    const char* vals[] = {ct.c_str(), app.c_str(), "1", "10", "5", "3", conninfo_.c_str(), nullptr};
+    conn_ = PQconnectdbParams(keys, vals, 1);
+    if (PQstatus(conn_) != CONNECTION_OK) {
+        std::string e = one_line(PQerrorMessage(conn_));
+        disconnect();
+        throw DbLost("cannot connect to " + redacted_ + ": " + e);
+    }
+    Result r;
+    r.r.reset(PQexec(conn_,
+        "SELECT pg_catalog.to_regprocedure('once.claim(text,integer,interval,text[])') IS NOT NULL,"
+        "       pg_catalog.to_regprocedure('once.dead(text,uuid,text)') IS NOT NULL,"
+        "       pg_catalog.pg_is_in_recovery()"));
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) raise("cannot inspect the database", PQresultErrorMessage(r.get()));
+    bool has_claim = PQgetvalue(r.get(), 0, 0)[0] == 't';
+    has_dead_ = PQgetvalue(r.get(), 0, 1)[0] == 't';
+    bool standby = PQgetvalue(r.get(), 0, 2)[0] == 't';
+    if (standby) {
+        std::string s = server();
+        disconnect();
+        throw DbLost("connected to a standby (" + s + "); add target_session_attrs=read-write to --db so the primary is chosen");
+    }
+    if (!has_claim) {
+        disconnect();
+        throw std::runtime_error("the database (" + redacted_ + ") has no once.claim(text,integer,interval,text[]): "
+                                 "run CREATE EXTENSION pg_once there and grant once_relay to the relay's user");
+    }
+    struct Prep { const char* name; const char* sql; int n; };
+    const Prep preps[] = {
+        {"once_claim", "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
+                       "FROM once.claim($1, $2::integer, $3::interval, $4::text[])", 4},
+        {"once_ack", "SELECT once.ack($1, $2::uuid[])", 2},
+        {"once_nack", "SELECT once.nack($1, $2::uuid, $3, $4::interval)", 4},
+        {"once_extend", "SELECT once.extend($1, $2::uuid[], $3::interval)", 3},
+    };
+    for (const auto& p : preps) {
+        Result pr;
+        pr.r.reset(PQprepare(conn_, p.name, p.sql, p.n, nullptr));
+        if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK)
+            raise(std::string("cannot prepare ") + p.name, PQresultErrorMessage(pr.get()));
+    }
+    if (has_dead_) {
+        Result pr;
+        pr.r.reset(PQprepare(conn_, "once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3, nullptr));
+        if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK) has_dead_ = false;
+    }
+    std::string listen = std::string("LISTEN ") + kWakeChannel;
+    Result lr;
+    lr.r.reset(PQexec(conn_, listen.c_str()));
+    if (PQresultStatus(lr.get()) != PGRES_COMMAND_OK) raise("LISTEN failed", PQresultErrorMessage(lr.get()));
+    PQsetnonblocking(conn_, 0);
+}
+
+bool SourceDb::consume_wakeups() {
+    if (!conn_) return false;
+    if (PQconsumeInput(conn_) != 1) {
+        std::string e = one_line(PQerrorMessage(conn_));
+        disconnect();
+        throw DbLost("connection lost: " + e);
+    }
+    bool woke = false;
+    while (PGnotify* n = PQnotifies(conn_)) {
+        woke = true;
+        PQfreemem(n);
+    }
+    if (PQstatus(conn_) != CONNECTION_OK) { disconnect(); throw DbLost("connection lost"); }
+    return woke;
+}
+
+SourceDb::Result SourceDb::exec(const char* name, bool prepared, const std::vector<const char*>& params) {
+    if (!conn_) throw DbLost("not connected");
+    Result r;
+    if (prepared)
+        r.r.reset(PQexecPrepared(conn_, name, static_cast<int>(params.size()), params.data(), nullptr, nullptr, 0));
+    else
+        r.r.reset(PQexecParams(conn_, name, static_cast<int>(params.size()), nullptr, params.data(), nullptr, nullptr, 0));
+    auto st = PQresultStatus(r.get());
+    if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) return r;
+    const char* code = r.get() ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
+    std::string msg = one_line(r.get() ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_));
+    // Connection exceptions, shutdowns and "read-only" after a failover: reconnect.
+    bool lost = !connected() || (code && (std::strncmp(code, "08", 2) == 0 || std::strncmp(code, "57P", 3) == 0 ||
+                                         std::strcmp(code, "25006") == 0));
+    if (lost) { disconnect(); throw DbLost(std::string(name).substr(0, 60) + ": " + msg); }
+    throw std::runtime_error(msg);
+}
+
+std::vector<Message> SourceDb::claim(int batch, Millis lease, const std::vector<std::string>& topics) {
+    std::string b = std::to_string(batch), l = pg_interval(lease);
+    std::string t = array_literal(topics);
+    Result r = exec("once_claim", true, {name_.c_str(), b.c_str(), l.c_str(), topics.empty() ? nullptr : t.c_str()});
+    std::vector<Message> out;
+    int n = PQntuples(r.get());
+    out.reserve(n);
+    for (int i = 0; i < n; ++i) {
+        Message m;
+        m.id = PQgetvalue(r.get(), i, 0);
+        m.topic = PQgetvalue(r.get(), i, 1);
+        m.has_key = !PQgetisnull(r.get(), i, 2);
+        if (m.has_key) m.key = PQgetvalue(r.get(), i, 2);
+        m.payload = PQgetvalue(r.get(), i, 3);
+        if (!PQgetisnull(r.get(), i, 4)) m.headers = PQgetvalue(r.get(), i, 4);
+        m.attempt = std::atoi(PQgetvalue(r.get(), i, 5));
+        m.created_at = PQgetvalue(r.get(), i, 6);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+int64_t SourceDb::ack(const std::vector<std::string>& ids) {
+    if (ids.empty()) return 0;
+    std::string a = array_literal(ids);
+    Result r = exec("once_ack", true, {name_.c_str(), a.c_str()});
+    if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) {
+        const char* v = PQgetvalue(r.get(), 0, 0);
+        if (*v >= '0' && *v <= '9') return std::atoll(v);
+    }
+    return static_cast<int64_t>(ids.size());
+}
+
+void SourceDb::nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after) {
+    std::string ra = retry_after ? pg_interval(*retry_after) : std::string();
+    exec("once_nack", true, {name_.c_str(), id.c_str(), error.c_str(), retry_after ? ra.c_str() : nullptr});
+}
+
+void SourceDb::dead(const std::string& id, const std::string& error) {
+    if (has_dead_) {
+        exec("once_dead", true, {name_.c_str(), id.c_str(), error.c_str()});
+        return;
+    }
+    nack(id, "permanent: " + error, std::nullopt);
+}
+
+void SourceDb::extend(const std::vector<std::string>& ids, Millis lease) {
+    if (ids.empty()) return;
+    std::string a = array_literal(ids), l = pg_interval(lease);
+    exec("once_extend", true, {name_.c_str(), a.c_str(), l.c_str()});
+}
+
+bool SourceDb::try_maintenance_lock() {
+    if (holds_lock_) return true;
+    Result r = exec("SELECT pg_catalog.pg_try_advisory_lock($1::bigint)", false, {kMaintenanceLockKey});
+    holds_lock_ = PQgetvalue(r.get(), 0, 0)[0] == 't';
+    return holds_lock_;
+}
+
+std::optional<int64_t> SourceDb::purge() {
+    Result c = exec("SELECT pg_catalog.to_regprocedure('once.purge(integer)') IS NOT NULL", false, {});
+    if (PQgetvalue(c.get(), 0, 0)[0] != 't') return std::nullopt;
+    Result r = exec("SELECT once.purge()", false, {});
+    if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) return std::atoll(PQgetvalue(r.get(), 0, 0));
+    return 0;
+}
+
+bool SourceDb::saga_tick() {
+    Result c = exec("SELECT pg_catalog.to_regprocedure('once.saga_tick()') IS NOT NULL", false, {});
+    if (PQgetvalue(c.get(), 0, 0)[0] != 't') return false;
+    exec("SELECT once.saga_tick()", false, {});
+    return true;
+}
+
+}  // namespace once::relay
