@@ -19,6 +19,11 @@ int64_t unix_ms() {
 }
 }  // namespace
 
+Millis reconnect_delay(int failures, Millis cap, double u) {
+    BackoffPolicy p{100, std::max<int64_t>(100, cap.count())};
+    return Millis(backoff_delay_ms(p, std::max(1, std::min(failures, 30)), u));
+}
+
 struct Relay::Slot {
     enum State { waiting, in_flight, done } state = waiting;
     Clock::time_point started;
@@ -78,9 +83,8 @@ void Relay::on_db_lost(const std::string& why) {
     bool was = metrics_.db_connected.exchange(false);
     db_.disconnect();
     ++connect_failures_;
-    BackoffPolicy p{100, std::max<int64_t>(100, opt_.reconnect_max.count())};
     double u = std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
-    int64_t delay = backoff_delay_ms(p, std::min(connect_failures_, 30), u);
+    int64_t delay = reconnect_delay(connect_failures_, opt_.reconnect_max, u).count();
     reconnect_at_ = Clock::now() + std::chrono::milliseconds(delay);
     if (was || connect_failures_ == 1 || connect_failures_ % 10 == 0)
         spdlog::warn("database unavailable: {} (retry in {}ms)", why, delay);

@@ -19,6 +19,10 @@
 
 namespace once::relay {
 
+// Delay before reconnect attempt number `failures` (1 = first): capped exponential backoff
+// from 100ms to `cap`, jittered by u in [0.5, 1) so a fleet of relays does not reconnect in step.
+Millis reconnect_delay(int failures, Millis cap, double u);
+
 class Relay {
 public:
     using Clock = std::chrono::steady_clock;
