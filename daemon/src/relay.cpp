@@ -407,7 +407,10 @@ bool Relay::run_batch() {
                          delivered.size() - acked, delivered.size());
     }
     if (db_lost) throw DbLost(db_lost_why);
-    return n == static_cast<size_t>(opt_.batch) && !stopping_;
+    // Claim again at once after any non-empty batch, not only after a full one: an outbox that
+    // hands out one message per key per claim returns short batches while a backlog remains.
+    // The next empty claim ends the drain.
+    return !stopping_;
 }
 
 }  // namespace once::relay

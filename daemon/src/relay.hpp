@@ -35,7 +35,7 @@ public:
 
 private:
     struct Slot;
-    bool run_batch();                       // true when the batch was full (claim again)
+    bool run_batch();                       // true when messages came back (claim again)
     void connect_db();
     void on_db_lost(const std::string& why);
     void wait_idle(Clock::time_point until);

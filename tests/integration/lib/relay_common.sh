@@ -1,0 +1,151 @@
+# Shared helpers for tests/integration/relay_*.sh. Source it after `set -euo pipefail`.
+# Provides a throwaway PostgreSQL (source database "src", inbox database "dst"), NATS with
+# JetStream, the HTTP receiver, and relay start/stop helpers. Everything listens on loopback
+# or a Unix socket; everything is stopped by the EXIT trap.
+: "${ONCE_STAGE_DIR:?}" "${ONCE_BUILD_DIR:?}" "${ONCE_SOURCE_DIR:?}"
+source "$ONCE_SOURCE_DIR/tests/lib/cluster.sh"
+
+RELAY_BIN="$ONCE_BUILD_DIR/daemon/once-relay"
+RELAY_LIB="$ONCE_SOURCE_DIR/tests/integration/lib"
+T=$(mktemp -d "${TMPDIR:-/tmp}/relay-test.XXXXXX")
+chmod 777 "$T"
+RELAY_PIDS=()
+BG_PIDS=()
+
+relay_cleanup() {
+    local p
+    for p in "${RELAY_PIDS[@]}" "${BG_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    for p in "${RELAY_PIDS[@]}" "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    once_cluster_stop
+    [ -n "${STANDBY_DIR:-}" ] && once_cluster_stop_dir "$STANDBY_DIR"
+    if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
+}
+trap relay_cleanup EXIT
+
+say() { echo "[$(date +%T)] $*"; }
+fail() { echo "FAIL: $*" >&2; for f in "$T"/relay-*.log; do [ -f "$f" ] && { echo "--- $f (tail)"; tail -20 "$f"; }; done >&2; exit 1; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+psql_src() { psql -X -q -v ON_ERROR_STOP=1 -At -d src "$@"; }
+psql_dst() { psql -X -q -v ON_ERROR_STOP=1 -At -d dst "$@"; }
+
+# Start PostgreSQL with databases src (pg_once, relay's source) and dst (pg_once, inbox).
+start_postgres() {
+    once_cluster_start "$@"
+    local db
+    for db in src dst; do
+        psql -X -q -d postgres -c "CREATE DATABASE $db"
+        psql -X -q -d $db -c "CREATE EXTENSION IF NOT EXISTS pgcrypto" -c "CREATE EXTENSION pg_once" >/dev/null 2>&1 ||
+            psql -X -q -d $db -c "CREATE EXTENSION IF NOT EXISTS pgcrypto" >/dev/null
+    done
+    if [ "$(psql_src -c "SELECT to_regprocedure('once.claim(text,integer,interval,text[])') IS NULL")" = t ]; then
+        say "pg_once has no outbox yet: using tests/integration/lib/relay_stub_outbox.sql"
+        psql_src -f "$RELAY_LIB/relay_stub_outbox.sql" >/dev/null
+        STUB_OUTBOX=1
+    fi
+    psql_dst -c "CREATE TABLE relay_received (n bigserial, id uuid, topic text, key text, payload jsonb, at timestamptz DEFAULT clock_timestamp())"
+    if [ "$(psql_dst -c "SELECT to_regprocedure('once.deliver(text,uuid,text,jsonb,jsonb)') IS NULL")" = t ]; then
+        say "pg_once has no inbox yet: using tests/integration/lib/relay_stub_inbox.sql"
+        psql_dst -f "$RELAY_LIB/relay_stub_inbox.sql" >/dev/null
+    else
+        psql_dst <<'SQL'
+CREATE FUNCTION public.record_message(msg once.inbound) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO public.relay_received (id, topic, key, payload)
+  VALUES (msg.message_id::uuid, msg.topic, msg.headers->>'key', msg.payload) $$;
+SELECT once.subscribe('>', 'public.record_message(once.inbound)'::regprocedure);
+SQL
+    fi
+    # The relay runs as an unprivileged OS user (it refuses root): let it reach the socket.
+    chmod 755 "$ONCE_CLUSTER_DIR"
+    SRC_DB="host=$PGHOST port=$PGPORT user=postgres dbname=src"
+    DST_URI="postgresql://postgres@/dst?host=$PGHOST&port=$PGPORT"
+}
+
+# send N messages in transactions of `chunk`; topic t.a|t.b, key k<i mod keys> (keys=0: none).
+# payload {"n": i, "k": key}. Args: N [keys] [first]
+send_messages() {
+    local n=$1 keys=${2:-50} first=${3:-1} chunk=2000 lo hi
+    for ((lo = first; lo < first + n; lo += chunk)); do
+        hi=$((lo + chunk - 1)); [ $hi -ge $((first + n)) ] && hi=$((first + n - 1))
+        psql_src -c "SELECT count(once.send(CASE WHEN g % 2 = 0 THEN 't.a' ELSE 't.b' END,
+                        jsonb_build_object('n', g, 'k', CASE WHEN $keys > 0 THEN 'k' || (g % GREATEST($keys,1)) END),
+                        CASE WHEN $keys > 0 THEN 'k' || (g % GREATEST($keys,1)) END,
+                        jsonb_build_object('key', CASE WHEN $keys > 0 THEN 'k' || (g % GREATEST($keys,1)) END, 'traceparent', 'tp-' || g)))
+                     FROM generate_series($lo, $hi) g" >/dev/null
+    done
+}
+
+# as_relay_user CMD...: the relay refuses root; under root run it as postgres. setpriv execs
+# (no intermediate process), so $! is the relay itself and signals reach it directly.
+as_relay_user() {
+    if [ "$(id -u)" = 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else "$@"; fi
+}
+
+# start_relay NAME ARGS... : runs once-relay in the background.
+RELAY_AS=()
+[ "$(id -u)" = 0 ] && RELAY_AS=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+start_relay() {
+    local name=$1; shift
+    "${RELAY_AS[@]}" "$RELAY_BIN" --name "$name" --log-level "${RELAY_LOG_LEVEL:-info}" "$@" \
+        >>"$T/relay-$name.out" 2>>"$T/relay-$name.log" &
+    local pid=$!
+    RELAY_PIDS+=("$pid")
+    eval "RELAY_PID_${name//-/_}=$pid"
+}
+relay_pid() { local v="RELAY_PID_${1//-/_}"; echo "${!v}"; }
+relay_child() { relay_pid "$1"; }
+relay_alive() { kill -0 "$(relay_pid "$1")" 2>/dev/null; }
+kill9_relay() {
+    local c; c=$(relay_child "$1")
+    kill -9 "$c" 2>/dev/null || true
+    wait "$(relay_pid "$1")" 2>/dev/null || true
+}
+# stop_relay NAME: SIGTERM and wait (bounded); sets RELAY_RC to the exit code.
+stop_relay() {
+    local c pid
+    c=$(relay_child "$1"); pid=$(relay_pid "$1")
+    kill -TERM "$c" 2>/dev/null || true
+    RELAY_RC=timeout
+    once_wait_for "relay $1 to exit after SIGTERM" 30 bash -c "! kill -0 $c 2>/dev/null" || return 0
+    RELAY_RC=0
+    wait "$pid" || RELAY_RC=$?
+}
+relay_log_has() { grep -q -- "$2" "$T/relay-$1.log"; }
+
+# NATS with JetStream on free loopback ports; exports NATS_PORT, NATS_MON.
+start_nats() {
+    NATS_PORT=$(free_port); NATS_MON=$(free_port)
+    mkdir -p "$T/nats"
+    nats-server -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MON" -sd "$T/nats" >"$T/nats.log" 2>&1 &
+    BG_PIDS+=($!)
+    once_wait_for "nats-server" 20 curl -sf "http://127.0.0.1:$NATS_MON/healthz?js-enabled-only=true"
+}
+# Messages stored in a stream (JetStream dedupes Nats-Msg-Id within its window).
+stream_msgs() {
+    curl -sf "http://127.0.0.1:$NATS_MON/jsz?streams=1" |
+        jq -r --arg s "$1" '[.account_details[]?.stream_detail[]? | select(.name == $s) | .state.messages] | add // 0'
+}
+
+# HTTP receiver; exports HTTP_URL and HTTP_LOG. Args are passed to http_receiver.py.
+start_http_receiver() {
+    HTTP_LOG="$T/http-$1.jsonl"; local pf="$T/http-$1.port"; shift
+    : >"$HTTP_LOG"; chmod 666 "$HTTP_LOG"
+    python3 "$RELAY_LIB/http_receiver.py" --log "$HTTP_LOG" --port-file "$pf" "$@" >"$T/http.log" 2>&1 &
+    BG_PIDS+=($!)
+    once_wait_for "http receiver" 20 test -s "$pf"
+    HTTP_URL="http://127.0.0.1:$(cat "$pf")/hook"
+}
+http_count() { jq -r "select(.status == ${2:-200}) | .id" "$1" | sort -u | wc -l; }
+
+outbox_left() {
+    if [ "${STUB_OUTBOX:-0}" = 1 ]; then psql_src -c "SELECT count(*) FROM once_stub.outbox WHERE NOT dead"
+    else psql_src -c "SELECT coalesce(sum(ready + delayed + in_flight), 0) FROM once.outbox_stats"; fi
+}
+
+# Conditions for once_wait_for (functions run in this shell: no subshell re-sourcing).
+stream_has() { [ "$(stream_msgs "$1")" -ge "$2" ]; }
+outbox_empty() { [ "$(outbox_left)" = 0 ]; }
+lines_have_ids() { [ "$(jq -r .id "$1" 2>/dev/null | sort -u | wc -l)" -ge "$2" ]; }
+http_has() { [ "$(http_count "$1" "${3:-200}")" -ge "$2" ]; }
+inbox_has() { [ "$(psql_dst -c 'SELECT count(DISTINCT id) FROM relay_received')" -ge "$1" ]; }
