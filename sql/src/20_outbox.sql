@@ -148,6 +148,14 @@ AS 'MODULE_PATHNAME', 'once_outbox_notifier_preloaded' LANGUAGE C STABLE;
 REVOKE ALL ON FUNCTION once.outbox_notifier_preloaded() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.outbox_notifier_preloaded() TO once_admin, once_relay;
 
+CREATE FUNCTION once.outbox_notifier_status(OUT preloaded boolean, OUT worker_pid integer, OUT notifies bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'once_outbox_notifier_status' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.outbox_notifier_status() IS
+    'Coalescing notifier of this database: available (preloaded), its pid (NULL when idle), NOTIFYs sent since start';
+REVOKE ALL ON FUNCTION once.outbox_notifier_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.outbox_notifier_status() TO once_admin, once_relay;
+
 -- ----------------------------------------------------------------------------- policy
 
 CREATE FUNCTION once.topic_policy(

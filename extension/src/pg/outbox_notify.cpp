@@ -271,3 +271,28 @@ extern "C" PGDLLEXPORT void once_outbox_notifier_main(Datum arg) {
 ONCE_SQL_FUNCTION(once_outbox_notifier_preloaded) {
     PG_RETURN_BOOL(outbox_notifier_preloaded());
 }
+
+// once.outbox_notifier_status(): whether the notifier is available, the pid of this
+// database's notifier (NULL when none runs) and how many NOTIFYs it has sent.
+ONCE_SQL_FUNCTION(once_outbox_notifier_status) {
+    Datum values[3] = {BoolGetDatum(outbox_notifier_preloaded()), 0, Int64GetDatum(0)};
+    bool nulls[3] = {false, true, false};
+    if (outbox_notifier_preloaded()) {
+        SpinLockAcquire(&shared->mutex);
+        for (Slot& s : shared->slots) {
+            if (s.dboid != MyDatabaseId) continue;
+            if (s.worker_pid != 0) {
+                values[1] = Int32GetDatum(s.worker_pid);
+                nulls[1] = false;
+            }
+            values[2] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&s.notifies)));
+        }
+        SpinLockRelease(&shared->mutex);
+    }
+    return pg_call([&] {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "pg_once: function must be declared with OUT parameters");
+        return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+    });
+}
