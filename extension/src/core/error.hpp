@@ -17,6 +17,16 @@ enum class ErrorCode {
     invalid_json,          // text that is not JSON where JSON is required
     invalid_topic,         // empty, oversized or badly formed topic (400)
     invalid_topic_pattern, // badly formed subscription / relay topic pattern (400)
+    payload_too_large,     // outbox payload above once.max_payload_bytes (413)
+    invalid_payload,       // outbox payload NULL or JSON null (400)
+    invalid_headers,       // outbox headers not a JSON object of strings (400)
+    invalid_message_key,   // outbox ordering key empty, too long or with control characters (400)
+    invalid_batch,         // claim batch / send_many size out of range, or arrays of different length (400)
+    message_not_found,     // nack of a message id that is not in the outbox (404)
+    invalid_relay,         // relay name NULL, empty, too long or with control characters (400)
+    invalid_interval,      // lease / retry_after / policy interval out of range (400)
+    invalid_policy,        // topic policy values out of range (400)
+    invalid_message_ids,   // ids array NULL, empty, too long or with NULL elements (400)
     internal,              // a bug: an invariant did not hold
 };
 
