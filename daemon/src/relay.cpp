@@ -255,13 +255,25 @@ bool Relay::run_batch() {
     std::string db_lost_why;
 
     auto finish_slot = [&](size_t i) { slots[i].state = Slot::done; ++done; };
+    // A failed nack/dead/extend call on a healthy connection (e.g. the message was taken over
+    // and acknowledged elsewhere) is logged, not fatal: the lease decides what happens next.
     auto nack = [&](size_t i, const std::string& error, std::optional<Millis> retry_after) {
         if (db_lost) return;   // the lease runs out; someone claims it again
         try {
-            db_.nack(msgs[i].id, error, retry_after);
+            std::string verdict = db_.nack(msgs[i].id, error, retry_after);
+            if (verdict == "dead") {
+                spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", msgs[i].id, msgs[i].topic,
+                             msgs[i].attempt, error);
+                metrics_.dead++;
+                stats_dead_++;
+            } else if (verdict == "stale") {
+                spdlog::warn("nack of message {} ignored: its lease was taken over (raise --lease?)", msgs[i].id);
+            }
         } catch (const DbLost& e) {
             db_lost = true;
             db_lost_why = e.what();
+        } catch (const std::exception& e) {
+            spdlog::warn("nack of message {} failed: {}", msgs[i].id, e.what());
         }
     };
     auto apply = [&](std::vector<Outcome>& outs) {
@@ -288,7 +300,7 @@ bool Relay::run_batch() {
                     stats_nacked_++;
                     break;
                 case Verdict::dead:
-                    spdlog::warn("dead letter: message {} (topic {}): {}", m.id, m.topic, o.error);
+                    spdlog::warn("sink refused message {} (topic {}) permanently: {}", m.id, m.topic, o.error);
                     if (m.has_key) failed_keys.emplace(m.key, o.error);
                     if (!db_lost) {
                         try {
@@ -296,6 +308,8 @@ bool Relay::run_batch() {
                         } catch (const DbLost& e) {
                             db_lost = true;
                             db_lost_why = e.what();
+                        } catch (const std::exception& e) {
+                            spdlog::warn("dead-lettering message {} failed: {}", m.id, e.what());
                         }
                     }
                     metrics_.dead++;
@@ -376,6 +390,8 @@ bool Relay::run_batch() {
             } catch (const DbLost& e) {
                 db_lost = true;
                 db_lost_why = e.what();
+            } catch (const std::exception& e) {
+                spdlog::warn("extending leases failed: {}", e.what());
             }
             claimed_at = Clock::now();
         }

@@ -203,9 +203,11 @@ int64_t SourceDb::ack(const std::vector<std::string>& ids) {
     return static_cast<int64_t>(ids.size());
 }
 
-void SourceDb::nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after) {
+std::string SourceDb::nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after) {
     std::string ra = retry_after ? pg_interval(*retry_after) : std::string();
-    exec("once_nack", true, {name_.c_str(), id.c_str(), error.c_str(), retry_after ? ra.c_str() : nullptr});
+    Result r = exec("once_nack", true, {name_.c_str(), id.c_str(), error.c_str(), retry_after ? ra.c_str() : nullptr});
+    if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) return PQgetvalue(r.get(), 0, 0);
+    return "retry";
 }
 
 void SourceDb::dead(const std::string& id, const std::string& error) {
@@ -213,6 +215,7 @@ void SourceDb::dead(const std::string& id, const std::string& error) {
         exec("once_dead", true, {name_.c_str(), id.c_str(), error.c_str()});
         return;
     }
+    // No way to dead-letter at once in this pg_once: the topic's max_attempts decides.
     nack(id, "permanent: " + error, std::nullopt);
 }
 

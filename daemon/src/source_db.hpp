@@ -48,7 +48,8 @@ public:
     std::vector<Message> claim(int batch, Millis lease, const std::vector<std::string>& topics);
     // Returns how many the outbox accepted (a lease taken over by another relay is refused).
     int64_t ack(const std::vector<std::string>& ids);
-    void nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after);
+    // Returns the outbox's verdict: "retry", "dead" (attempts exhausted) or "stale".
+    std::string nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after);
     // Permanent failure: dead-letter at once if the outbox offers it, else a nack marked so.
     void dead(const std::string& id, const std::string& error);
     void extend(const std::vector<std::string>& ids, Millis lease);

@@ -25,7 +25,7 @@ as_relay_user "$RELAY_BIN" --db "$SRC_DB" --sink stdout: --check-config | grep -
 ! grep -qi "terminate\|what()" <<<"$out" || fail "stack trace-ish output: $out"
 
 say "stdout sink: $N messages"
-send_messages "$N" 50
+send_messages "$N" 1000
 start_relay out --db "$SRC_DB" --sink stdout: --batch 500 --poll-interval 200ms
 once_wait_for "stdout: all $N lines" 120 lines_have_ids "$T/relay-out.out" "$N" || fail "stdout: $(wc -l <"$T/relay-out.out") lines"
 stop_relay out; [ "$RELAY_RC" = 0 ] || fail "stdout relay exit code $RELAY_RC"
@@ -33,7 +33,7 @@ jq -e 'select(.topic == null or .payload.n == null)' "$T/relay-out.out" >/dev/nu
 [ "$(outbox_left)" = 0 ] || fail "outbox not empty after stdout run"
 
 say "HTTP sink: $N messages"
-send_messages "$N" 50 100001
+send_messages "$N" 1000 100001
 start_relay http --db "$SRC_DB" --sink "$HTTP_URL" --batch 200 --max-in-flight 32 --poll-interval 200ms
 once_wait_for "http: all $N delivered" 180 http_has "$HTTP_LOG" "$N" || fail "http: $(http_count "$HTTP_LOG") delivered"
 once_wait_for "http: outbox empty" 30 outbox_empty || true
@@ -42,7 +42,7 @@ stop_relay http; [ "$RELAY_RC" = 0 ] || fail "http relay exit code $RELAY_RC"
 jq -e 'select(.ct != "application/json" or .trace == null or .topic == null)' "$HTTP_LOG" >/dev/null && fail "HTTP headers missing"
 
 say "NATS JetStream sink: $N messages"
-send_messages "$N" 50 200001
+send_messages "$N" 1000 200001
 start_relay nats --db "$SRC_DB" --sink "nats://127.0.0.1:$NATS_PORT?stream=ONCE&subject_prefix=once.&create_stream=1" --batch 500 --poll-interval 200ms
 once_wait_for "nats: $N in the stream" 120 stream_has ONCE "$N" || fail "nats: $(stream_msgs ONCE) in stream"
 once_wait_for "nats: outbox empty" 30 outbox_empty || fail "outbox not empty after nats run"
@@ -50,7 +50,7 @@ once_wait_for "nats: outbox empty" 30 outbox_empty || fail "outbox not empty aft
 stop_relay nats; [ "$RELAY_RC" = 0 ] || fail "nats relay exit code $RELAY_RC"
 
 say "PostgreSQL inbox sink: $N messages"
-send_messages "$N" 50 300001
+send_messages "$N" 1000 300001
 start_relay pg --db "$SRC_DB" --sink "$DST_URI&source=src" --batch 500 --max-in-flight 500 --poll-interval 200ms
 once_wait_for "inbox: all $N" 180 inbox_has "$N" || fail "inbox: $(psql_dst -c 'SELECT count(*) FROM relay_received')"
 stop_relay pg; [ "$RELAY_RC" = 0 ] || fail "pg relay exit code $RELAY_RC"

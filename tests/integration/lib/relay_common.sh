@@ -65,7 +65,7 @@ SQL
 # send N messages in transactions of `chunk`; topic t.a|t.b, key k<i mod keys> (keys=0: none).
 # payload {"n": i, "k": key}. Args: N [keys] [first]
 send_messages() {
-    local n=$1 keys=${2:-50} first=${3:-1} chunk=2000 lo hi
+    local n=$1 keys=${2:-1000} first=${3:-1} chunk=2000 lo hi
     for ((lo = first; lo < first + n; lo += chunk)); do
         hi=$((lo + chunk - 1)); [ $hi -ge $((first + n)) ] && hi=$((first + n - 1))
         psql_src -c "SELECT count(once.send(CASE WHEN g % 2 = 0 THEN 't.a' ELSE 't.b' END,
@@ -140,7 +140,7 @@ http_count() { jq -r "select(.status == ${2:-200}) | .id" "$1" | sort -u | wc -l
 
 outbox_left() {
     if [ "${STUB_OUTBOX:-0}" = 1 ]; then psql_src -c "SELECT count(*) FROM once_stub.outbox WHERE NOT dead"
-    else psql_src -c "SELECT coalesce(sum(ready + delayed + in_flight), 0) FROM once.outbox_stats"; fi
+    else psql_src -c "SELECT count(*) FROM once.outbox WHERE dead_at IS NULL"; fi
 }
 
 # Conditions for once_wait_for (functions run in this shell: no subshell re-sourcing).
