@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Benchmark: once-relay end to end. Results: tests/bench/results/relay.txt
+#  1. Keeping up: 16 producers (synchronous_commit=on, pg_once preloaded so commits pay no
+#     NOTIFY) send while one relay delivers to a sink; relay msgs/s vs the same producers'
+#     bare-INSERT tps. Target >= 0.8 (the relay keeps up).
+#  2. Drain of a 200k backlog to JetStream / the PostgreSQL inbox vs the sink's own maximum
+#     (a hand-written libnats async publisher / a plain single-row INSERT loop).
+#  3. Commit -> received latency at 1k msgs/s (stdout sink) vs commit -> LISTEN notification.
+# Usage: tests/bench/relay.sh   (BENCH_SECONDS per measurement, default 10; BACKLOG=200000)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+out="$here_bench/results/relay.txt"
+BUILD_DIR=${ONCE_BUILD_DIR:-$here_bench/../../build}
+RELAY="$BUILD_DIR/daemon/once-relay"
+BACKLOG=${BACKLOG:-200000}
+work=$(mktemp -d); chmod 777 "$work"
+pids=()
+cleanup() { local p; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; once_cluster_stop; rm -rf "$work"; }
+trap cleanup EXIT
+AS=(); [ "$(id -u)" = 0 ] && AS=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+c++ -O2 -o "$work/http_count_receiver" "$here_bench/tools/http_count_receiver.cpp" -lmicrohttpd
+c++ -O2 -o "$work/nats_pub_baseline" "$here_bench/tools/nats_pub_baseline.cpp" -lnats
+c++ -O2 -o "$work/listen_latency" "$here_bench/tools/listen_latency.cpp" -lpq -I"$(pg_config --includedir)"
+
+once_cluster_start shared_preload_libraries=pg_once synchronous_commit=on fsync=on max_wal_size=4GB
+chmod 755 "$ONCE_CLUSTER_DIR"
+for db in bench inbox; do
+    psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $db" >/dev/null
+    psql -qX -v ON_ERROR_STOP=1 -d $db -c "CREATE EXTENSION pg_once" >/dev/null
+done
+psql -qX -v ON_ERROR_STOP=1 -d bench -c "CREATE TABLE plain_msgs (id uuid DEFAULT gen_random_uuid() PRIMARY KEY, topic text, key text, payload jsonb, created_at timestamptz DEFAULT now())"
+psql -qX -v ON_ERROR_STOP=1 -d inbox >/dev/null <<'SQL'
+CREATE TABLE received (id text PRIMARY KEY, payload jsonb);
+CREATE FUNCTION record(msg once.inbound) RETURNS void LANGUAGE sql AS $$ INSERT INTO received VALUES (msg.message_id, msg.payload) $$;
+SELECT once.subscribe('>', 'record(once.inbound)'::regprocedure);
+CREATE TABLE plain_received (id text PRIMARY KEY, payload jsonb);
+SQL
+SRC="host=$PGHOST port=$PGPORT user=postgres dbname=bench"
+INBOX="postgresql://postgres@/inbox?host=$PGHOST&port=$PGPORT"
+
+NATS_PORT=$(free_port); NATS_MON=$(free_port)
+nats-server -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MON" -sd "$work/nats" >"$work/nats.log" 2>&1 &
+pids+=($!)
+"$work/http_count_receiver" "$work/http.port" & pids+=($!)
+for _ in $(seq 100); do [ -s "$work/http.port" ] && curl -sf "http://127.0.0.1:$NATS_MON/healthz" >/dev/null && break; sleep 0.1; done
+HTTP_URL="http://127.0.0.1:$(cat "$work/http.port")/hook"
+
+{
+    echo "# once-relay benchmark, $(date +%F), ${BENCH_SECONDS}s per run, $(nproc) cores, synchronous_commit=on, pg_once preloaded"
+    echo "# name | clients | measured | baseline | ratio (measured/baseline) | target"
+} >"$out"
+
+cat >"$work/send.sql" <<'SQL'
+\set k random(1, 1000)
+SELECT once.send('bench.order', '{"item": "latte", "qty": 1}', 'k' || :k);
+SQL
+cat >"$work/insert.sql" <<'SQL'
+\set k random(1, 1000)
+INSERT INTO plain_msgs (topic, key, payload) VALUES ('bench.order', 'k' || :k, '{"item": "latte", "qty": 1}');
+SQL
+
+relay_start() {   # NAME SINK [args]
+    local name=$1 sink=$2; shift 2
+    local mp; mp=$(free_port)
+    "${AS[@]}" "$RELAY" --db "$SRC" --sink "$sink" --name "$name" --metrics "127.0.0.1:$mp" --maintenance off "$@" \
+        >"$work/$name.out" 2>"$work/$name.log" &
+    RELAY_PID=$!; pids+=($RELAY_PID); RELAY_METRICS="http://127.0.0.1:$mp/metrics"
+    for _ in $(seq 100); do curl -sf "$RELAY_METRICS" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    echo "relay $name did not start:"; cat "$work/$name.log"; exit 1
+}
+acked() { curl -sf "$RELAY_METRICS" | awk '$1 == "once_relay_acked_total" {print $2}'; }
+relay_stop() { kill -TERM "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null || true; }
+outbox_count() { psql -qXAt -d bench -c "SELECT count(*) FROM once.outbox"; }
+wait_drained() { local d=$((SECONDS + ${1:-300})); until [ "$(outbox_count)" = 0 ] || [ $SECONDS -ge $d ]; do sleep 0.2; done; }
+
+# ---------------------------------------------------------------- 1. keeping up
+insert_tps=$(bench_tps 16 "$work/insert.sql")
+echo "bare INSERT, 16 clients: $insert_tps tps"
+for sink in stdout nats http postgresql; do
+    case $sink in
+        stdout) uri="stdout:" ;;
+        nats) uri="nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once.&create_stream=1" ;;
+        http) uri="$HTTP_URL" ;;
+        postgresql) uri="$INBOX&source=bench" ;;
+    esac
+    psql -qXAt -d bench -c "TRUNCATE once.outbox" >/dev/null
+    relay_start "keepup-$sink" "$uri" --batch 500 --max-in-flight 512 --poll-interval 100ms
+    a0=$(acked); t0=$(date +%s.%N)
+    send_tps=$(bench_tps 16 "$work/send.sql")
+    a1=$(acked); t1=$(date +%s.%N)
+    relay_rate=$(awk -v a="$a0" -v b="$a1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%d", (b - a) / (e - s) }')
+    wait_drained 120
+    relay_stop
+    bench_result "$out" "relay msgs/s to $sink while 16 producers send, vs bare INSERT tps" 16 "$relay_rate" "$insert_tps" ">= 0.8"
+    echo "   (producers with once.send: $send_tps tps; backlog left after the run drained: $(outbox_count))" | tee -a "$out"
+done
+
+# ---------------------------------------------------------------- 2. drain a backlog
+fill_backlog() {
+    psql -qXAt -d bench -c "TRUNCATE once.outbox" >/dev/null
+    local i
+    for ((i = 0; i < BACKLOG; i += 50000)); do
+        psql -qXAt -d bench -c "SELECT count(once.send('bench.drain', jsonb_build_object('n', g, 'item', 'latte'), 'k' || (g % 10000))) FROM generate_series($i + 1, $i + 50000) g" >/dev/null
+    done
+}
+drain_rate() {   # NAME SINK -> msgs/s
+    fill_backlog
+    local t0 t1
+    t0=$(date +%s.%N)
+    relay_start "$1" "$2" --batch 1000 --max-in-flight 1024 --poll-interval 100ms
+    wait_drained 600
+    t1=$(date +%s.%N)
+    relay_stop
+    awk -v n="$BACKLOG" -v s="$t0" -v e="$t1" 'BEGIN { printf "%d", n / (e - s) }'
+}
+nats_base=$("$work/nats_pub_baseline" "nats://127.0.0.1:$NATS_PORT" BENCH once.baseline "$BACKLOG" 1024)
+nats_relay=$(drain_rate drain-nats "nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once.")
+bench_result "$out" "drain ${BACKLOG} to JetStream vs hand-written libnats publisher" 1 "$nats_relay" "$nats_base" "report"
+cat >"$work/plain_insert.sql" <<'SQL'
+INSERT INTO plain_received VALUES (gen_random_uuid()::text, '{"n": 1, "item": "latte"}');
+SQL
+pg_base=$(bench_tps 1 "$work/plain_insert.sql" inbox)
+pg_relay=$(drain_rate drain-pg "$INBOX&source=bench")
+bench_result "$out" "drain ${BACKLOG} to the inbox (once.deliver) vs INSERT loop" 1 "$pg_relay" "$pg_base" "report"
+
+# ---------------------------------------------------------------- 3. latency at 1k msgs/s
+cat >"$work/lat_send.sql" <<'SQL'
+SELECT once.send('bench.lat', jsonb_build_object('t', extract(epoch FROM clock_timestamp())));
+SQL
+cat >"$work/lat_notify.sql" <<'SQL'
+SELECT pg_notify('bench_lat', extract(epoch FROM clock_timestamp())::text);
+SQL
+"$work/listen_latency" "$SRC" bench_lat $((BENCH_SECONDS + 2)) >"$work/listen.txt" &
+lp=$!
+sleep 0.5
+pgbench -n -M prepared -R 1000 -T "$BENCH_SECONDS" -c 4 -j 4 -f "$work/lat_notify.sql" bench >/dev/null 2>&1
+wait $lp
+read -r _ notify_p50 notify_p99 < <(tail -1 "$work/listen.txt")
+psql -qXAt -d bench -c "TRUNCATE once.outbox" >/dev/null
+for poll in 1s 100ms; do
+    rm -f "$work/lat.fifo"; mkfifo "$work/lat.fifo"; chmod 666 "$work/lat.fifo"
+    python3 "$here_bench/tools/stdout_latency.py" <"$work/lat.fifo" >"$work/lat-$poll.txt" &
+    lat_reader=$!
+    "${AS[@]}" "$RELAY" --db "$SRC" --sink stdout: --name "lat-$poll" --maintenance off --poll-interval "$poll" \
+        >"$work/lat.fifo" 2>"$work/lat.log" &
+    rp=$!; pids+=($rp)
+    sleep 1
+    pgbench -n -M prepared -R 1000 -T "$BENCH_SECONDS" -c 4 -j 4 -f "$work/lat_send.sql" bench >/dev/null 2>&1
+    wait_drained 60
+    kill -TERM "$rp"; wait "$rp" 2>/dev/null || true; wait "$lat_reader" || true
+    read -r n p50 p99 <"$work/lat-$poll.txt"
+    bench_result "$out" "commit->sink p99 ms at 1k/s (poll $poll) vs commit->LISTEN p99" 4 "$p99" "$notify_p99" "<= 3.0 (lower is better)"
+    echo "   (p50 $p50 ms vs LISTEN p50 $notify_p50 ms; $n messages; poll interval $poll)" | tee -a "$out"
+done
+echo "results in $out"
