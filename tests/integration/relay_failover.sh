@@ -8,13 +8,15 @@ set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 N=${RELAY_TEST_N:-6000}
 
-start_postgres -c "synchronous_standby_names='*'" -c synchronous_commit=remote_apply -c wal_level=replica
+start_postgres synchronous_commit=remote_apply wal_level=replica
 PRIMARY_DIR=$ONCE_CLUSTER_DIR
 STANDBY_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-standby.XXXXXX")
 chown postgres: "$STANDBY_DIR"; chmod 700 "$STANDBY_DIR"
-once_as_server_user pg_basebackup -D "$STANDBY_DIR/data" -R -X stream -h "$PRIMARY_DIR" -p 5432 -U postgres >/dev/null
-once_cluster_run "$STANDBY_DIR" "synchronous_standby_names='*'" synchronous_commit=remote_apply
+once_as_server_user pg_basebackup -c fast -D "$STANDBY_DIR/data" -R -X stream -h "$PRIMARY_DIR" -p 5432 -U postgres >/dev/null
+once_cluster_run "$STANDBY_DIR" synchronous_commit=remote_apply
 export PGHOST=$PRIMARY_DIR
+# Synchronous only once the standby streams (otherwise the setup itself would wait for it).
+psql -X -q -d postgres -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
 once_wait_for "standby streaming (sync)" 30 bash -c "[ \"\$(psql -X -At -h '$PRIMARY_DIR' -d postgres -c \"SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'\")\" = 1 ]" || fail "standby not synchronous"
 
 start_nats

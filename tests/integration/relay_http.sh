@@ -37,7 +37,7 @@ stop_relay dead
 say "slow receiver (3s) with a 2s lease: extended, not delivered twice"
 start_http_receiver slow --delay-ms 3000
 send_messages 20 0 5001
-start_relay slow --db "$SRC_DB" --sink "$HTTP_URL" --lease 2s --sink-timeout 10s --poll-interval 100ms --log-level debug
+RELAY_LOG_LEVEL=debug start_relay slow --db "$SRC_DB" --sink "$HTTP_URL" --lease 2s --sink-timeout 10s --poll-interval 100ms
 start_relay slow2 --db "$SRC_DB" --sink "$HTTP_URL" --lease 2s --sink-timeout 10s --poll-interval 100ms
 once_wait_for "20 slow deliveries" 60 http_has "$HTTP_LOG" 20 || fail "$(http_count "$HTTP_LOG") delivered"
 once_wait_for "outbox drained" 30 outbox_empty || fail "outbox has $(outbox_left)"
