@@ -28,7 +28,7 @@ CREATE TABLE once.outbox (
     last_error  text,
     CONSTRAINT outbox_pkey PRIMARY KEY (id)
 ) WITH (
-    fillfactor = 50,                               -- room for a HOT version of every row a claim updates
+    fillfactor = 40,                               -- room for a HOT version of every row a claim updates
     autovacuum_vacuum_scale_factor = 0,            -- a queue: vacuum by row count, not by size
     autovacuum_vacuum_threshold = 2000,
     autovacuum_vacuum_insert_scale_factor = 0,

@@ -4,7 +4,8 @@
 #              identically shaped table (1 and 16 clients, fsync=on, synchronous_commit=on,
 #              a relay LISTENing), with pg_once preloaded, and without (NOTIFY per transaction)
 #   batch      once.send_many of 1000 payloads  vs  one INSERT ... SELECT of 1000 rows
-#   drain      claim(100) + ack (two transactions, 2 clients, 100k prefilled)  vs  a
+#   drain      claim(100) + ack (two transactions, 2 clients, 100k prefilled, commits without
+#              waiting for fsync so that two commits per batch do not decide the result)  vs  a
 #              hand-written SKIP LOCKED DELETE, and vs the naive status design (UPDATE to
 #              processing, UPDATE to sent)
 #   wal        WAL bytes per message from send to ack  vs  INSERT + DELETE of the same row
@@ -140,7 +141,7 @@ drain_rate() {  # drain_rate SCRIPT SETUP_SQL TABLE -> messages per second drain
     sql -c "$2" -c "VACUUM ANALYZE" >/dev/null
     local start end left
     start=$(date +%s.%N)
-    pgbench -n -c 2 -j 2 -t 500 -f "$1" bench >"$work/drain.log" 2>&1 || { cat "$work/drain.log" >&2; exit 1; }
+    PGOPTIONS="-c synchronous_commit=off" pgbench -n -c 2 -j 2 -t 500 -f "$1" bench >"$work/drain.log" 2>&1 || { cat "$work/drain.log" >&2; exit 1; }
     end=$(date +%s.%N)
     left=$(sql -c "SELECT count(*) FROM $3")
     awk -v s="$start" -v e="$end" -v left="$left" 'BEGIN { printf "%.0f", (100000 - left) / (e - s) }'
@@ -162,7 +163,7 @@ UPDATE naive_outbox SET status = 'sent', sent_at = now(), locked_by = NULL, lock
 SQL
 payload="'{\"order\": 1, \"customer\": 2, \"total\": \"42.50\", \"lines\": [1, 2, 3]}'"
 out ""
-out "== drain: 100k prefilled messages, 2 clients, batches of 100"
+out "== drain: 100k prefilled messages, 2 clients, batches of 100 (synchronous_commit=off: claim and ack are two commits, the DELETE one)"
 skip=$(drain_rate "$work/drain_skip.sql" \
     "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once.outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" plain_outbox)
 naive=$(drain_rate "$work/drain_naive.sql" \
@@ -208,7 +209,7 @@ UPDATE plain_outbox o SET visible_at = now() + interval '30 seconds', relay = 'l
 DELETE FROM plain_outbox WHERE relay = 'lat';
 SQL
 claim_latency() {  # claim_latency SCRIPT -> mean latency (ms) of the claim statement
-    pgbench -n -r -c 1 -T "$secs" -f "$1" bench 2>&1 | awk '/claim|FOR UPDATE SKIP LOCKED/ && $1 ~ /^[0-9.]+$/ { print $1; exit }'
+    PGOPTIONS="-c synchronous_commit=off" pgbench -n -r -c 1 -T "$secs" -f "$1" bench 2>&1 | awk '/claim|FOR UPDATE SKIP LOCKED/ && $1 ~ /^[0-9.]+$/ { print $1; exit }'
 }
 prefill_ready() {
     sql -c "SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)" \
@@ -240,7 +241,7 @@ dead_skip=$(claim_latency "$work/lat_skip.sql")
 dead_rows=$(sql -c "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'once.outbox'::regclass")
 sql -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bench_old_snapshot'" >/dev/null
 out ""
-out "== claim(10)+ack latency: clean vs 100k dead rows + an open REPEATABLE READ snapshot (1 client)"
+out "== claim(10)+ack latency: clean vs 100k dead rows + an open REPEATABLE READ snapshot (1 client, synchronous_commit=off)"
 out "dead rows: pg_once claim clean $clean_once ms, dirty $dead_once ms, ratio $(ratio "$dead_once" "$clean_once") (target <= 3); once.outbox n_dead_tup $dead_rows"
 out "dead rows: plain SKIP LOCKED claim clean $clean_skip ms, dirty $dead_skip ms, ratio $(ratio "$dead_skip" "$clean_skip")"
 

@@ -535,7 +535,7 @@ Uuid claim_low_watermark() {
 
 SavedPlan claim_plan(
     "WITH moved AS ("
-    "  SELECT b.id, b.pos AS sort, " ONCE_CLAIM_EXHAUSTED("b")
+    "  SELECT b.ctid AS tid, b.pos AS sort, " ONCE_CLAIM_EXHAUSTED("b")
     "    FROM once.outbox b"
     "   WHERE b.pos IS NOT NULL"
     "     AND b.pos OPERATOR(pg_catalog.>=) $1 AND b.pos OPERATOR(pg_catalog.<) $2"
@@ -543,7 +543,7 @@ SavedPlan claim_plan(
     "   ORDER BY b.pos LIMIT $3"
     "   FOR UPDATE OF b SKIP LOCKED),"
     " plain AS ("
-    "  SELECT a.id, a.id AS sort, " ONCE_CLAIM_EXHAUSTED("a")
+    "  SELECT a.ctid AS tid, a.id AS sort, " ONCE_CLAIM_EXHAUSTED("a")
     "    FROM once.outbox a"
     "   WHERE a.pos IS NULL"
     "     AND a.id OPERATOR(pg_catalog.>=) $1 AND a.id OPERATOR(pg_catalog.<) $2"
@@ -561,13 +561,13 @@ SavedPlan claim_plan(
     "                      OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)"
     "                      o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '"
     "                      OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')'"
-    "    FROM c WHERE o.id OPERATOR(pg_catalog.=) c.id AND c.exhausted"
+    "    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND c.exhausted"
     "  RETURNING 1),"
     " u AS ("
     "  UPDATE once.outbox o"
     "     SET attempt = o.attempt OPERATOR(pg_catalog.+) 1, relay = $4,"
     "         visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $6"
-    "    FROM c WHERE o.id OPERATOR(pg_catalog.=) c.id AND NOT c.exhausted"
+    "    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted"
     "  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, c.sort)"
     " SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at"
     "   FROM u ORDER BY u.sort",
