@@ -33,6 +33,7 @@ extern "C" {
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace once::pg {
@@ -350,21 +351,18 @@ ONCE_SQL_FUNCTION(once_send_many) {
             for (uint32 h : hashes) lock_key_hash(h);
         }
         pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
+        // The last key_seq given to each key in this call (the outbox is asked once per key).
+        std::unordered_map<std::string, Uuid> last_seq;
         for (int i = 0; i < n; ++i) {
             Uuid id = next_id();
             ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
             if (keys != nullptr && !key_nulls[i]) {
                 text* key = DatumGetTextPP(key_elems[i]);
-                // Earlier elements of this call are already in the outbox? No: they are inserted
-                // below, so compare with the previous element of the same key too.
-                Uuid seq = next_key_seq(key, id);
-                for (int j = i - 1; j >= 0; --j) {
-                    if (!key_nulls[j] && view(DatumGetTextPP(key_elems[j])) == view(key)) {
-                        Uuid prev = to_uuid(key_seqs[j]);
-                        if (!(prev < seq)) seq = uuid_v7_successor(prev);
-                        break;
-                    }
-                }
+                std::string name(view(key));
+                auto found = last_seq.find(name);
+                Uuid seq = found == last_seq.end() ? next_key_seq(key, id)
+                                                   : (found->second < id ? id : uuid_v7_successor(found->second));
+                last_seq[name] = seq;
                 key_seqs[i] = uuid_datum(seq);
                 seq_nulls[i] = false;
             }

@@ -44,7 +44,7 @@ struct Shared {
 
 Shared* shared = nullptr;
 bool preloaded = false;
-int notify_interval_ms = 2;
+int notify_interval_ms = 5;
 shmem_request_hook_type previous_request_hook = nullptr;
 shmem_startup_hook_type previous_startup_hook = nullptr;
 
@@ -201,7 +201,7 @@ void outbox_init() {
     DefineCustomIntVariable(
         "once.notify_interval", "Shortest time between two relay wake-ups (NOTIFY once_outbox).",
         "Commits in between are coalesced into the next wake-up. Only with shared_preload_libraries.",
-        &notify_interval_ms, 2, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+        &notify_interval_ms, 5, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     RegisterXactCallback(xact_callback, nullptr);
     if (process_shared_preload_libraries_in_progress) {
         preloaded = true;
