@@ -17,6 +17,12 @@ enum class ErrorCode {
     invalid_json,          // text that is not JSON where JSON is required
     invalid_topic,         // empty, oversized or badly formed topic (400)
     invalid_topic_pattern, // badly formed subscription / relay topic pattern (400)
+    saga_invalid_definition, // saga definition fails validation (400)
+    saga_not_found,          // unknown saga id or saga definition name (404)
+    saga_unknown_step,       // a step name the saga's definition lacks (422)
+    saga_input_mismatch,     // saga_start with a known saga id and another input/name (409)
+    saga_invalid_state,      // saga_retry of a saga that is not failed, abort of a finished one (409)
+    saga_invalid_reply,      // bad outcome or malformed reply message (400)
     internal,              // a bug: an invariant did not hold
 };
 
