@@ -15,6 +15,12 @@ const char* kCafe = R"({"steps": [
   {"name": "notify",          "action": {"topic": "notify.send"}, "kind": "retriable", "timeout": "10 seconds"}
 ]})";
 
+Event ev(Event::Type t) {
+    Event e;
+    e.type = t;
+    return e;
+}
+
 struct Saga {
     Definition d = parse_definition("cafe", kCafe);
     State s;
@@ -31,9 +37,9 @@ struct Saga {
         s = state_from_json(Json::parse(to_json(s, d).dump()), d);
         return last;
     }
-    Decision start() { return apply(Event{Event::Type::start}); }
+    Decision start() { return apply(ev(Event::Type::start)); }
     Decision reply(const std::string& step, Outcome o, const std::string& reason = {}) {
-        Event e{Event::Type::reply};
+        Event e = ev(Event::Type::reply);
         e.step = step;
         e.outcome = o;
         e.reason = reason;
@@ -41,7 +47,7 @@ struct Saga {
     }
     Decision tick() {
         now = s.deadline_ms > now ? s.deadline_ms : now;
-        return apply(Event{Event::Type::deadline});
+        return apply(ev(Event::Type::deadline));
     }
     std::string last_sent() const {
         if (sent.empty()) return "";
@@ -127,7 +133,7 @@ TEST(SagaMachine, ScenarioD_OutOfOrderReplyFails) {
     EXPECT_EQ(g.s.status, Status::failed);
     EXPECT_NE(g.s.reason.find("capture_payment is pending"), std::string::npos);
     // A person resumes it: the pending command is sent again with the same step.
-    g.apply(Event{Event::Type::retry});
+    g.apply(ev(Event::Type::retry));
     EXPECT_EQ(g.s.status, Status::running);
     EXPECT_EQ(g.last_sent(), "capture_payment#1");
 }
@@ -219,19 +225,19 @@ TEST(SagaMachine, RetryAfterCompensationFailure) {
         if (i < 2) g.tick();
     }
     ASSERT_EQ(g.s.status, Status::failed);
-    g.apply(Event{Event::Type::retry});
+    g.apply(ev(Event::Type::retry));
     EXPECT_EQ(g.s.status, Status::compensating);
     EXPECT_EQ(g.last_sent(), "reserve_stock:compensate#1");
     g.reply("reserve_stock", Outcome::compensated);
     EXPECT_EQ(g.s.status, Status::compensated);
-    EXPECT_THROW(g.apply(Event{Event::Type::retry}), once::Error);  // not failed any more
+    EXPECT_THROW(g.apply(ev(Event::Type::retry)), once::Error);  // not failed any more
 }
 
 TEST(SagaMachine, AbortCompensatesInFlightStep) {
     Saga g;
     g.start();
     g.reply("reserve_stock", Outcome::succeeded);
-    Event e{Event::Type::abort};
+    Event e = ev(Event::Type::abort);
     e.reason = "customer cancelled";
     g.apply(e);
     EXPECT_EQ(g.last_sent(), "capture_payment:compensate#1");
@@ -293,8 +299,8 @@ TEST(SagaMachine, RandomisedInvariants) {
                     }
                     case 3: case 4: g.tick(); break;
                     case 5:
-                        if (g.s.status == Status::failed) g.apply(Event{Event::Type::retry});
-                        else if (rng() % 4 == 0) g.apply(Event{Event::Type::abort});
+                        if (g.s.status == Status::failed) g.apply(ev(Event::Type::retry));
+                        else if (rng() % 4 == 0) g.apply(ev(Event::Type::abort));
                         break;
                 }
             } catch (const once::Error& e) {
