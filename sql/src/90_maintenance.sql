@@ -12,6 +12,7 @@ BEGIN
     END IF;
     -- Each concern gets what is left of the budget, in this order.
     purged := purged + once.purge_keys(max_rows - purged::integer);
+    purged := purged + once.purge_sagas(max_rows - purged::integer);
     RETURN purged;
 END
 $$;
