@@ -359,7 +359,6 @@ std::string mermaid_diagram(std::string_view saga_name, const Definition& d) {
         return s;
     };
     auto label = [](const Target& t) { return (t.is_function ? "function " : "topic ") + t.name; };
-    const int pivot = d.pivot_index();
     out += "    [*] --> " + id(d.steps[0].name) + "\n";
     for (size_t i = 0; i < d.steps.size(); ++i) {
         const StepDef& s = d.steps[i];
@@ -371,13 +370,18 @@ std::string mermaid_diagram(std::string_view saga_name, const Definition& d) {
             out += "    " + sid + " --> " + sid + " : failed / timeout (retry with backoff)\n";
             continue;
         }
-        // Failure: compensate the previous steps, newest first.
+        // Failure: compensate the previous steps, newest first. A step that timed out may have
+        // taken effect, so it is compensated itself.
         int back = -1;
         for (int j = static_cast<int>(i) - 1; j >= 0; --j)
             if (d.steps[j].compensation) { back = j; break; }
-        out += "    " + sid + " --> " + (back >= 0 ? "undo_" + id(d.steps[back].name) : std::string("compensated")) +
-               " : failed / timed out\n";
-        (void)pivot;
+        std::string undo_prev = back >= 0 ? "undo_" + id(d.steps[back].name) : std::string("compensated");
+        if (s.compensation) {
+            out += "    " + sid + " --> " + undo_prev + " : failed\n";
+            out += "    " + sid + " --> undo_" + sid + " : timed out " + std::to_string(s.max_attempts) + "x\n";
+        } else {
+            out += "    " + sid + " --> " + undo_prev + " : failed / timed out " + std::to_string(s.max_attempts) + "x\n";
+        }
     }
     for (int j = static_cast<int>(d.steps.size()) - 1; j >= 0; --j) {
         const StepDef& s = d.steps[j];

@@ -97,7 +97,8 @@ TEST(SagaDefinition, MermaidDiagram) {
     std::string m = mermaid_diagram("order", d);
     EXPECT_NE(m.find("stateDiagram-v2"), std::string::npos);
     EXPECT_NE(m.find("reserve_stock --> capture_payment : succeeded"), std::string::npos);
-    EXPECT_NE(m.find("capture_payment --> undo_reserve_stock : failed / timed out"), std::string::npos);
+    EXPECT_NE(m.find("capture_payment --> undo_reserve_stock : failed\n"), std::string::npos);
+    EXPECT_NE(m.find("capture_payment --> undo_capture_payment : timed out 3x"), std::string::npos);
     EXPECT_NE(m.find("notify --> notify : failed / timeout (retry with backoff)"), std::string::npos);
     EXPECT_NE(m.find("undo_reserve_stock --> compensated"), std::string::npos);
 }
