@@ -4,8 +4,9 @@ BEGIN;
 SELECT plan(92);
 
 -- Commands leave through once.send; the test reads them back from the outbox.
+-- (ordered by key_seq: the send order within the ordering key, which is the saga id)
 CREATE VIEW pg_temp.sent AS
-SELECT m.topic, m.payload, m.headers, m.key, m.id
+SELECT m.topic, m.payload, m.headers, m.key, m.key_seq AS id
   FROM once.outbox m;
 CREATE FUNCTION pg_temp.sent_keys(saga text) RETURNS text[] LANGUAGE sql AS $$
     SELECT coalesce(array_agg((headers->>'idempotency_key') || '#' || (headers->>'attempt') ORDER BY id), '{}')
