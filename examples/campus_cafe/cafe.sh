@@ -120,6 +120,7 @@ cafe_faults_sql() {
                         echo "notify|INSERT INTO cafe.faults VALUES ('$id', 'dup_notify', 1);" ;;
         out_of_order)   echo "stock|INSERT INTO cafe.faults VALUES ('$id', 'early_notify', 1);" ;;
         release_fails)  echo "stock|INSERT INTO cafe.faults VALUES ('$id', 'release', 2);" ;;
+        slow_payment)   echo "payment|INSERT INTO cafe.faults VALUES ('$id', 'slow', 1);" ;;
     esac
 }
 
@@ -142,7 +143,11 @@ cafe_place_orders() {
     local -a orders=() stock=() payment=() notify=()
     for ((k = 1; k <= n; k++)); do
         id="$prefix-$k"
-        scenario=${CAFE_SCENARIOS[$((k % ${#CAFE_SCENARIOS[@]}))]}
+        if [ -n "${CAFE_RANDOM:-}" ]; then
+            scenario=${CAFE_SCENARIOS[$((RANDOM % ${#CAFE_SCENARIOS[@]}))]}
+        else
+            scenario=${CAFE_SCENARIOS[$((k % ${#CAFE_SCENARIOS[@]}))]}
+        fi
         orders+=("$(cafe_order_sql "$id" "$scenario")")
         while IFS= read -r line; do
             [ -n "$line" ] || continue

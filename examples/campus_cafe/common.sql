@@ -47,6 +47,10 @@ DECLARE
     r jsonb;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext(key));
+    -- Injected fault "slow": the service takes longer than the saga's timeout once.
+    IF cafe.fault((msg).payload->>'saga_id', 'slow') THEN
+        PERFORM pg_sleep(coalesce(current_setting('cafe.slow_seconds', true), '1.5')::float8);
+    END IF;
     SELECT c.reply INTO r FROM cafe.commands c WHERE c.idempotency_key = key;
     IF NOT FOUND THEN
         EXECUTE format('SELECT %s($1)', execute) INTO r USING msg;
