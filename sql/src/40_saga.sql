@@ -338,7 +338,7 @@ $$;
 
 -- No SET search_path and no SECURITY DEFINER on purpose: local step functions are the
 -- caller's code and run with the caller's rights. pg_once's own references are qualified.
-CREATE FUNCTION once.saga_tick(max integer DEFAULT 1000) RETURNS integer
+CREATE FUNCTION once.saga_tick(max integer) RETURNS integer
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -391,6 +391,13 @@ END
 $$;
 COMMENT ON FUNCTION once.saga_tick(integer) IS
     'Timeouts (resend with the same key), retries with backoff and local-function steps of due sagas; returns how many were handled';
+
+-- saga_tick() = saga_tick(1000). An overload rather than a parameter default, so that
+-- to_regprocedure('once.saga_tick()') finds it (once-relay checks for it that way).
+CREATE FUNCTION once.saga_tick() RETURNS integer
+LANGUAGE sql
+AS $$ SELECT once.saga_tick(1000) $$;
+COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 
 CREATE VIEW once.sagas AS
 SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
@@ -485,13 +492,13 @@ REVOKE ALL ON FUNCTION once._saga_compile(text, jsonb), once._saga_decide(jsonb,
     once._saga_apply(text, jsonb, jsonb, text), once.saga_define(text, jsonb),
     once.saga_start(text, text, jsonb), once.saga_reply(text, text, text, jsonb, text),
     once.saga_retry(text), once.saga_abort(text, text), once._saga_due(integer), once._saga_local(text),
-    once.saga_tick(integer), once.saga_diagram(text), once.purge_sagas(integer) FROM PUBLIC;
+    once.saga_tick(integer), once.saga_tick(), once.saga_diagram(text), once.purge_sagas(integer) FROM PUBLIC;
 REVOKE ALL ON once.sagas, once.saga_history FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb), once.saga_retry(text), once.saga_abort(text, text),
     once.saga_diagram(text) TO once_admin;
 GRANT EXECUTE ON FUNCTION once.saga_start(text, text, jsonb) TO once_producer;
 GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text) TO once_consumer;
-GRANT EXECUTE ON FUNCTION once.saga_tick(integer), once._saga_due(integer), once._saga_local(text),
+GRANT EXECUTE ON FUNCTION once.saga_tick(integer), once.saga_tick(), once._saga_due(integer), once._saga_local(text),
     once._saga_apply(text, jsonb, jsonb, text) TO once_relay;
 GRANT SELECT ON once.sagas, once.saga_history TO once_admin, once_producer;
