@@ -61,7 +61,11 @@ cafe_start_relay() {
     read -r name from to topics <<<"${CAFE_RELAY_SPECS[$i]}"
     local bin
     bin=$(cafe_relay_bin) || { echo "once-relay is not built (build/daemon/once-relay)" >&2; return 1; }
-    "$bin" --db "$(cafe_conninfo "$from")" --sink "$(cafe_conninfo "$to")" --name "$name" \
+    # once-relay refuses to run as root: as root, drop to the server's user (setpriv execs, so
+    # the pid is the relay's own and signals reach it directly).
+    local -a as_user=()
+    [ "$(id -u)" = 0 ] && as_user=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+    "${as_user[@]}" "$bin" --db "$(cafe_conninfo "$from")" --sink "$(cafe_conninfo "$to")" --name "$name" \
         --topics "$topics" --poll-interval 100ms --saga-tick-interval 100ms --lease 5s \
         --log-level warn "${CAFE_RELAY_EXTRA[@]}" >>"$CAFE_RELAY_LOG_DIR/relay-$name.log" 2>&1 &
     CAFE_RELAY_PIDS[$i]=$!
@@ -215,7 +219,7 @@ cafe_outcomes() {
 
 # Copies the service tables into cafe_orders (schema check) and checks the invariants there.
 cafe_check_invariants() {
-    cafe_psql cafe_orders -c "DROP SCHEMA IF EXISTS check_ CASCADE; CREATE SCHEMA check_;
+    cafe_psql cafe_orders -c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS check_ CASCADE; CREATE SCHEMA check_;
         CREATE TABLE check_.reservations (saga_id text, item text, qty int, status text);
         CREATE TABLE check_.items (item text, initial int, available int);
         CREATE TABLE check_.charges (saga_id text, amount numeric, status text);

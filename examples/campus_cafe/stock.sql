@@ -55,14 +55,15 @@ END $$;
 
 CREATE FUNCTION cafe.on_reserve(msg once.inbound) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM cafe.once_per_key(msg, 'cafe.reserve'::regproc);
     -- Injected fault "early_notify" (scenario D): a buggy component reports the notification
-    -- as sent while the payment is still pending.
+    -- as sent before the order even has its stock. Sent first, with the saga's ordering key,
+    -- so it reaches the saga before the real reply.
     IF cafe.fault((msg).payload->>'saga_id', 'early_notify') THEN
         PERFORM once.send((msg).headers->>'reply_to',
             jsonb_build_object('saga_id', (msg).payload->>'saga_id', 'step', 'notify', 'outcome', 'succeeded'),
             (msg).payload->>'saga_id');
     END IF;
+    PERFORM cafe.once_per_key(msg, 'cafe.reserve'::regproc);
 END $$;
 CREATE FUNCTION cafe.on_release(msg once.inbound) RETURNS void LANGUAGE sql AS $$
     SELECT cafe.once_per_key(msg, 'cafe.release'::regproc) $$;
