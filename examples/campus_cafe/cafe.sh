@@ -124,7 +124,9 @@ cafe_faults_sql() {
                         echo "notify|INSERT INTO cafe.faults VALUES ('$id', 'dup_notify', 1);" ;;
         out_of_order)   echo "stock|INSERT INTO cafe.faults VALUES ('$id', 'early_notify', 1);" ;;
         release_fails)  echo "stock|INSERT INTO cafe.faults VALUES ('$id', 'release', 2);" ;;
-        slow_payment)   echo "payment|INSERT INTO cafe.faults VALUES ('$id', 'slow', 1);" ;;
+        lost_reply)     echo "payment|INSERT INTO cafe.faults VALUES ('$id', 'lose_capture_payment', 1);" ;;
+        late_reply)     echo "stock|INSERT INTO cafe.faults VALUES ('$id', 'late_reserve_stock', 1);" ;;
+        very_late)      echo "payment|INSERT INTO cafe.faults VALUES ('$id', 'late_capture_payment', 100);" ;;
     esac
 }
 
@@ -204,7 +206,8 @@ cafe_outcomes() {
     cafe_psql cafe_orders -P footer=off -c "\pset format aligned" -c "\pset tuples_only off" -c "
         WITH expected(scenario, want) AS (VALUES ('happy', 'completed'), ('card_declined', 'compensated'),
                ('sold_out', 'compensated'), ('notify_outage', 'completed'), ('duplicates', 'completed'),
-               ('out_of_order', 'failed'), ('release_fails', 'compensated'))
+               ('out_of_order', 'failed'), ('release_fails', 'compensated'), ('lost_reply', 'completed'),
+               ('late_reply', 'completed'), ('very_late', 'compensated'))
         SELECT o.scenario, count(*) AS orders,
                count(*) FILTER (WHERE s.status = 'completed') AS completed,
                count(*) FILTER (WHERE s.status = 'compensated') AS compensated,

@@ -28,15 +28,27 @@ END $$;
 
 -- Sends the reply a saga expects on its reply_to topic.
 CREATE FUNCTION cafe.reply(msg once.inbound, reply jsonb) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    saga text := (msg).payload->>'saga_id';
+    step text := (msg).payload->>'step';
+    body jsonb := jsonb_build_object('saga_id', saga, 'step', step) || reply;
+    action boolean := NOT coalesce(((msg).headers->>'compensate')::boolean, false);
 BEGIN
-    PERFORM once.send((msg).headers->>'reply_to',
-                      jsonb_build_object('saga_id', (msg).payload->>'saga_id', 'step', (msg).payload->>'step') || reply,
-                      (msg).payload->>'saga_id');
+    -- Injected fault "lose": the reply is lost on the way; the saga times out and resends.
+    IF action AND cafe.fault(saga, 'lose_' || step) THEN
+        RETURN;
+    END IF;
+    -- Injected fault "late": the reply arrives only after cafe.late_seconds (outbox deliver_at),
+    -- after the saga's timeout: the saga resends, and the late reply comes in afterwards.
+    IF action AND cafe.fault(saga, 'late_' || step) THEN
+        PERFORM once.send((msg).headers->>'reply_to', body, NULL, NULL,
+                          now() + make_interval(secs => coalesce(current_setting('cafe.late_seconds', true), '3')::float8));
+        RETURN;
+    END IF;
+    PERFORM once.send((msg).headers->>'reply_to', body, saga);
     -- Injected fault "dup": the service replies twice (two messages, two message ids).
-    IF cafe.fault((msg).payload->>'saga_id', 'dup_' || ((msg).payload->>'step')) THEN
-        PERFORM once.send((msg).headers->>'reply_to',
-                          jsonb_build_object('saga_id', (msg).payload->>'saga_id', 'step', (msg).payload->>'step') || reply,
-                          (msg).payload->>'saga_id');
+    IF cafe.fault(saga, 'dup_' || step) THEN
+        PERFORM once.send((msg).headers->>'reply_to', body, saga);
     END IF;
 END $$;
 
@@ -47,10 +59,6 @@ DECLARE
     r jsonb;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext(key));
-    -- Injected fault "slow": the service takes longer than the saga's timeout once.
-    IF cafe.fault((msg).payload->>'saga_id', 'slow') THEN
-        PERFORM pg_sleep(coalesce(current_setting('cafe.slow_seconds', true), '1.5')::float8);
-    END IF;
     SELECT c.reply INTO r FROM cafe.commands c WHERE c.idempotency_key = key;
     IF NOT FOUND THEN
         EXECUTE format('SELECT %s($1)', execute) INTO r USING msg;
