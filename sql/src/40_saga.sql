@@ -127,8 +127,8 @@ BEGIN
                 'idempotency_key', p_saga_id || ':' || (c->>'step') || CASE WHEN comp THEN ':compensate' ELSE '' END,
                 'saga', saga_name,
                 'reply_to', decision->>'reply_to',
-                'compensate', comp,
-                'attempt', (c->>'attempt')::integer));
+                'compensate', CASE WHEN comp THEN 'true' ELSE 'false' END,
+                'attempt', c->>'attempt'));   -- header values are strings (HTTP, NATS)
     END LOOP;
 END
 $$;
