@@ -70,7 +70,7 @@ CREATE FUNCTION once._saga_mermaid(name text, definition jsonb) RETURNS text
 
 CREATE FUNCTION once._saga_ms(ts timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-AS $$ SELECT (pg_catalog.date_part('epoch', ts) * 1000)::bigint $$;
+AS $$ SELECT pg_catalog.floor(pg_catalog.date_part('epoch', ts) * 1000)::bigint $$;  -- floor: a deadline of "now" is due now
 
 -- The saga id is part of every idempotency key ("<saga_id>:<step>"): keep it printable.
 CREATE FUNCTION once._saga_check_id(saga_id text) RETURNS void

@@ -66,7 +66,7 @@ SELECT is((SELECT count(*) FROM once.saga_definitions WHERE name = 'bad'), 0::bi
 SELECT is(once.saga_start('cafe_order', 'happy', '{"item": "latte", "qty": 2}'), 'happy', 'saga_start returns the id');
 SELECT is(pg_temp.sent_keys('happy'), ARRAY['happy:reserve_stock#1'], 'the first command is sent in the same transaction');
 SELECT is((SELECT headers FROM pg_temp.sent WHERE payload->>'saga_id' = 'happy'),
-    '{"saga": "cafe_order", "attempt": 1, "reply_to": "saga.cafe_order.reply", "compensate": false, "idempotency_key": "happy:reserve_stock"}'::jsonb,
+    '{"saga": "cafe_order", "attempt": "1", "reply_to": "saga.cafe_order.reply", "compensate": "false", "idempotency_key": "happy:reserve_stock"}'::jsonb,
     'command headers: idempotency key, saga, reply_to');
 SELECT is((SELECT payload FROM pg_temp.sent WHERE payload->>'saga_id' = 'happy'),
     '{"saga_id": "happy", "step": "reserve_stock", "data": {"item": "latte", "qty": 2}}'::jsonb,
