@@ -327,18 +327,23 @@ Json to_json(const Definition& d) {
 Definition from_normalized(const Json& j) {
     Definition d;
     const Json* steps = j.find("steps");
-    if (!steps || !steps->is_array()) corrupt("no steps");
+    if (!steps || !steps->is_array() || steps->items().empty() || steps->items().size() > kMaxSteps)
+        corrupt("no steps");
     for (const auto& s : steps->items()) {
         StepDef st;
         const Json* name = s.find("name");
         const Json* kind = s.find("kind");
         const Json* action = s.find("action");
-        if (!name || !kind || !action) corrupt("step without name, kind or action");
+        if (!name || !kind || !action || !name->is_string() || !kind->is_string() || !action->is_object())
+            corrupt("step without name, kind or action");
         st.name = name->as_string();
         const std::string& k = kind->as_string();
         st.kind = k == "pivot" ? StepKind::pivot : k == "retriable" ? StepKind::retriable : StepKind::compensable;
         st.action = target_from(*action);
-        if (const Json* c = s.find("compensation")) st.compensation = target_from(*c);
+        if (const Json* c = s.find("compensation"); c && c->is_object()) {
+            st.compensation = target_from(*c);
+            if (st.compensation->max_attempts < 1) st.compensation->max_attempts = 1;
+        }
         if (const Json* t = s.find("timeout_ms")) st.timeout_ms = static_cast<int64_t>(t->as_number());
         if (const Json* a = s.find("max_attempts")) st.max_attempts = static_cast<int>(a->as_number());
         d.steps.push_back(std::move(st));
@@ -352,6 +357,7 @@ Definition from_normalized(const Json& j) {
 }
 
 std::string mermaid_diagram(std::string_view saga_name, const Definition& d) {
+    if (d.steps.empty()) throw Error(ErrorCode::internal, "saga definition has no steps");
     std::string out = "---\ntitle: saga " + std::string(saga_name) + "\n---\nstateDiagram-v2\n";
     auto id = [](const std::string& step) {
         std::string s;

@@ -122,7 +122,10 @@ State state_from_json(const Json& j, const Definition& d) {
     if (const Json* steps = j.find("steps"); steps && steps->is_array())
         for (const auto& st : steps->items())
             s.steps.push_back(parse_enum(st.is_string() ? st.as_string() : std::string(), kStepNames, StepStatus::pending));
-    if (s.steps.size() != d.steps.size() || s.cursor < 0 || s.cursor >= static_cast<int>(d.steps.size()))
+    if (s.steps.size() != d.steps.size() || s.cursor < 0 || s.cursor >= static_cast<int>(d.steps.size()) ||
+        (s.status == Status::compensating && !d.steps[s.cursor].compensation) ||
+        (s.status == Status::failed && s.failed_in == Status::compensating && !d.steps[s.cursor].compensation &&
+         s.steps[s.cursor] == StepStatus::compensating))
         throw Error(ErrorCode::internal, "stored saga state does not match its definition");
     return s;
 }
@@ -490,6 +493,7 @@ private:
 }  // namespace
 
 Decision decide(const Definition& d, const State& state, const Event& event) {
+    if (d.steps.empty()) throw Error(ErrorCode::internal, "saga definition has no steps");
     return Machine(d, state, event).run();
 }
 

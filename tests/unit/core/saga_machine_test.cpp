@@ -337,3 +337,43 @@ TEST(SagaMachine, RandomisedInvariants) {
     }
     EXPECT_GT(finals, 100);
 }
+
+// Corrupt stored definitions and states (what a superuser could write into the tables) are
+// errors, never crashes.
+TEST(SagaMachine, CorruptStoredDataIsAnError) {
+    for (const char* def : {R"({"steps": []})", R"({})", R"({"steps": [{"name": 1}]})", R"({"steps": [1]})"}) {
+        EXPECT_THROW(from_normalized(Json::parse(def)), once::Error) << def;
+    }
+    Definition d = parse_definition("x", R"({"steps": [{"name": "a", "action": {"topic": "t"}}]})");
+    for (const char* st : {R"({})", R"({"steps": ["running"], "cursor": 5})",
+                           R"({"status": "compensating", "steps": ["compensating"], "cursor": 0})",
+                           R"({"status": "failed", "failed_in": "compensating", "steps": ["compensating"], "cursor": 0})"}) {
+        EXPECT_THROW(state_from_json(Json::parse(st), d), once::Error) << st;
+    }
+    std::mt19937 rng(7);
+    const char* statuses[] = {"running", "compensating", "completed", "compensated", "failed", "x"};
+    const char* steps[] = {"pending", "running", "succeeded", "failed", "timed_out", "compensating", "compensated"};
+    const char* waits[] = {"none", "reply", "retry", "local"};
+    Definition cafe = parse_definition("cafe", kCafe);
+    for (int i = 0; i < 20000; ++i) {
+        Json s = Json::object();
+        s.set("status", Json::string(statuses[rng() % 6]));
+        s.set("failed_in", Json::string(statuses[rng() % 6]));
+        s.set("cursor", Json::number(static_cast<int>(rng() % 4) - 1));
+        s.set("attempts", Json::number(rng() % 5));
+        s.set("waiting", Json::string(waits[rng() % 4]));
+        s.set("deadline_ms", Json::number(rng() % 3));
+        Json arr = Json::array();
+        for (int k = 0; k < 3; ++k) arr.push(Json::string(steps[rng() % 7]));
+        s.set("steps", arr);
+        Event e = ev(static_cast<Event::Type>(1 + rng() % 4));
+        e.step = std::string("reserve_stock capture_payment notify x").substr(0, rng() % 40);
+        e.outcome = static_cast<Outcome>(rng() % 4);
+        e.now_ms = 10;
+        try {
+            State st = state_from_json(s, cafe);
+            decide(cafe, st, e);
+        } catch (const once::Error&) {
+        }
+    }
+}
