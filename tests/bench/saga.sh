@@ -22,7 +22,7 @@ work=$(mktemp -d)
 
 cleanup() { cafe_stop_ticker; cafe_stop_relays; once_cluster_stop; rm -rf "$work"; }
 trap cleanup EXIT
-once_cluster_start synchronous_commit=on fsync=on
+once_cluster_start synchronous_commit=on fsync=on shared_preload_libraries=pg_once
 CAFE_RELAY_LOG_DIR=$ONCE_CLUSTER_DIR
 cafe_setup
 
@@ -39,38 +39,40 @@ cafe_psql bench -c "
     SELECT once.subscribe('bench.>', 'noop(once.inbound)');" >/dev/null
 
 cat >"$work/baseline.sql" <<'SQL'
-SELECT 'b' || nextval('bench_seq') AS sid \gset
-INSERT INTO base_orders VALUES (:'sid', '{"item": "latte", "qty": 1}', 'running', 'reserve_stock'); INSERT INTO base_queue (topic, payload) VALUES ('stock.reserve', jsonb_build_object('saga_id', :'sid'));
-UPDATE base_orders SET step = 'capture_payment', data = data || '{"r": 1}' WHERE id = :'sid'; INSERT INTO base_queue (topic, payload) VALUES ('payment.capture', jsonb_build_object('saga_id', :'sid'));
-UPDATE base_orders SET step = 'notify', data = data || '{"p": 1}' WHERE id = :'sid'; INSERT INTO base_queue (topic, payload) VALUES ('notify.send', jsonb_build_object('saga_id', :'sid'));
-UPDATE base_orders SET status = 'completed' WHERE id = :'sid'; INSERT INTO base_queue (topic, payload) VALUES ('order.completed', jsonb_build_object('saga_id', :'sid'));
+SELECT nextval('bench_seq') AS n \gset
+INSERT INTO base_orders VALUES ('s' || :n, '{"item": "latte", "qty": 1}', 'running', 'reserve_stock'); INSERT INTO base_queue (topic, payload) VALUES ('stock.reserve', jsonb_build_object('saga_id', 's' || :n));
+UPDATE base_orders SET step = 'capture_payment', data = data || '{"r": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('payment.capture', jsonb_build_object('saga_id', 's' || :n));
+UPDATE base_orders SET step = 'notify', data = data || '{"p": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('notify.send', jsonb_build_object('saga_id', 's' || :n));
+UPDATE base_orders SET status = 'completed' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('order.completed', jsonb_build_object('saga_id', 's' || :n));
 SQL
 cat >"$work/outbox.sql" <<'SQL'
-SELECT 'o' || nextval('bench_seq') AS sid \gset
-SELECT once.send('stock.reserve', jsonb_build_object('saga_id', :'sid', 'step', 'reserve_stock'), :'sid', '{"idempotency_key": "x"}');
-SELECT once.send('payment.capture', jsonb_build_object('saga_id', :'sid', 'step', 'capture_payment'), :'sid', '{"idempotency_key": "x"}');
-SELECT once.send('notify.send', jsonb_build_object('saga_id', :'sid', 'step', 'notify'), :'sid', '{"idempotency_key": "x"}');
-SELECT once.send('order.done', jsonb_build_object('saga_id', :'sid'), :'sid', '{"idempotency_key": "x"}');
+SELECT nextval('bench_seq') AS n \gset
+SELECT once.send('stock.reserve', jsonb_build_object('saga_id', 's' || :n, 'step', 'reserve_stock'), 's' || :n, '{"idempotency_key": "x"}');
+SELECT once.send('payment.capture', jsonb_build_object('saga_id', 's' || :n, 'step', 'capture_payment'), 's' || :n, '{"idempotency_key": "x"}');
+SELECT once.send('notify.send', jsonb_build_object('saga_id', 's' || :n, 'step', 'notify'), 's' || :n, '{"idempotency_key": "x"}');
+SELECT once.send('order.done', jsonb_build_object('saga_id', 's' || :n), 's' || :n, '{"idempotency_key": "x"}');
 SQL
 cat >"$work/saga.sql" <<'SQL'
-SELECT 's' || nextval('bench_seq') AS sid \gset
-SELECT once.saga_start('campus_cafe_order', :'sid', '{"item": "latte", "qty": 1, "amount": 450, "card": "ok"}');
-SELECT once.saga_reply(:'sid', 'reserve_stock', 'succeeded', '{"reservation": "r"}', :'sid' || ':1');
-SELECT once.saga_reply(:'sid', 'capture_payment', 'succeeded', '{"payment_id": "p"}', :'sid' || ':2');
-SELECT once.saga_reply(:'sid', 'notify', 'succeeded', NULL, :'sid' || ':3');
+SELECT nextval('bench_seq') AS n \gset
+SELECT once.saga_start('campus_cafe_order', 's' || :n, '{"item": "latte", "qty": 1, "amount": 450, "card": "ok"}');
+SELECT once.saga_reply('s' || :n, 'reserve_stock', 'succeeded', '{"reservation": "r"}', 's' || :n || ':1');
+SELECT once.saga_reply('s' || :n, 'capture_payment', 'succeeded', '{"payment_id": "p"}', 's' || :n || ':2');
+SELECT once.saga_reply('s' || :n, 'notify', 'succeeded', NULL, 's' || :n || ':3');
 SQL
 cat >"$work/inbox.sql" <<'SQL'
-SELECT 'i' || nextval('bench_seq') AS sid \gset
-SELECT once.deliver('bench', :'sid' || ':1', 'bench.a', '{"saga_id": "x"}', '{}');
-SELECT once.deliver('bench', :'sid' || ':2', 'bench.a', '{"saga_id": "x"}', '{}');
-SELECT once.deliver('bench', :'sid' || ':3', 'bench.a', '{"saga_id": "x"}', '{}');
-SELECT once.deliver('bench', :'sid' || ':4', 'bench.a', '{"saga_id": "x"}', '{}');
-SELECT once.deliver('bench', :'sid' || ':5', 'bench.a', '{"saga_id": "x"}', '{}');
-SELECT once.deliver('bench', :'sid' || ':6', 'bench.a', '{"saga_id": "x"}', '{}');
+SELECT nextval('bench_seq') AS n \gset
+SELECT once.deliver('bench', 's' || :n || ':1', 'bench.a', '{"saga_id": "x"}', '{}');
+SELECT once.deliver('bench', 's' || :n || ':2', 'bench.a', '{"saga_id": "x"}', '{}');
+SELECT once.deliver('bench', 's' || :n || ':3', 'bench.a', '{"saga_id": "x"}', '{}');
+SELECT once.deliver('bench', 's' || :n || ':4', 'bench.a', '{"saga_id": "x"}', '{}');
+SELECT once.deliver('bench', 's' || :n || ':5', 'bench.a', '{"saga_id": "x"}', '{}');
+SELECT once.deliver('bench', 's' || :n || ':6', 'bench.a', '{"saga_id": "x"}', '{}');
 SQL
 
 tps() {  # script -> sagas/s (one pgbench "transaction" = one script run = one saga)
-    pgbench -n -d bench -c 4 -j 2 -T "$secs" -f "$1" 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1
+    local r
+    r=$(pgbench -n -d bench -c 4 -j 2 -T "$secs" -f "$1" 2>&1) || { echo "pgbench failed: $r" >&2; return 1; }
+    sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$r" | head -1
 }
 echo "measuring baseline, outbox, saga, inbox (${secs}s each)..."
 base=$(tps "$work/baseline.sql")
