@@ -1,7 +1,7 @@
 -- Orchestrated sagas: every rule of DESIGN.md "Sagas" and issue 6, with the CampusCafe order.
 -- Time-dependent rules (timeouts, backoff) are tested by moving the stored deadline back.
 BEGIN;
-SELECT plan(92);
+SELECT plan(99);
 
 -- Commands leave through once.send; the test reads them back from the outbox.
 -- (ordered by key_seq: the send order within the ordering key, which is the saga id)
@@ -221,6 +221,27 @@ SELECT ok(has_function_privilege('once_producer', 'once.saga_start(text, text, j
       AND has_function_privilege('once_admin', 'once.saga_define(text, jsonb)', 'EXECUTE')
       AND NOT has_function_privilege('once_producer', 'once.saga_define(text, jsonb)', 'EXECUTE'),
     'roles: define/retry/abort admin, start producer, reply consumer, tick relay');
+
+-- roles at work: producer starts, consumer replies, relay ticks (local steps run as the relay)
+CREATE ROLE saga_app LOGIN IN ROLE once_producer;
+CREATE ROLE saga_replier LOGIN IN ROLE once_consumer;
+CREATE ROLE saga_ticker LOGIN IN ROLE once_relay;
+GRANT USAGE ON SCHEMA cafe TO saga_ticker;
+GRANT SELECT ON cafe.notify_outage TO saga_ticker;
+GRANT INSERT ON cafe.notified TO saga_ticker;
+SET ROLE saga_app;
+SELECT is(once.saga_start('cafe_order', 'roles', '{"item": "latte"}'), 'roles', 'once_producer may start a saga');
+SELECT throws_ok($$SELECT once.saga_reply('roles', 'reserve_stock', 'succeeded')$$, '42501', NULL, '... but not reply');
+RESET ROLE;
+SET ROLE saga_replier;
+SELECT is(once.saga_reply('roles', 'reserve_stock', 'succeeded', NULL, 'ro-1'), 'applied', 'once_consumer may reply');
+SELECT is(once.saga_reply('roles', 'capture_payment', 'succeeded', NULL, 'ro-2'), 'applied', '...');
+SELECT throws_ok($$SELECT * FROM once.saga_instances$$, '42501', NULL, '... but not read the tables');
+RESET ROLE;
+SET ROLE saga_ticker;
+SELECT is(once.saga_tick(), 1, 'once_relay may tick: the local step runs with the ticker''s rights');
+RESET ROLE;
+SELECT is(pg_temp.status('roles'), 'completed', 'roles: completed');
 
 -- ------------------------------------------------------------------------------------ purge
 UPDATE once.saga_instances SET finished_at = now() - interval '8 days' WHERE saga_id = 'happy';

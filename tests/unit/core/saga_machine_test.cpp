@@ -377,3 +377,40 @@ TEST(SagaMachine, CorruptStoredDataIsAnError) {
         }
     }
 }
+
+TEST(SagaMachine, LateSuccessOfStepWithoutCompensationStopsTheSaga) {
+    Saga g;
+    g.d = parse_definition("x", R"({"steps": [{"name": "check", "action": {"topic": "a.check"}},
+                                              {"name": "pay", "action": {"topic": "a.pay"}, "compensation": {"topic": "a.refund"}}]})");
+    g.start();
+    g.reply("check", Outcome::failed, "nope");
+    EXPECT_EQ(g.s.status, Status::compensated);
+    Decision d = g.reply("check", Outcome::succeeded);
+    EXPECT_EQ(d.result, ReplyResult::rejected);
+    EXPECT_EQ(g.s.status, Status::failed);
+    EXPECT_NE(g.s.reason.find("no compensation"), std::string::npos);
+}
+
+TEST(SagaMachine, RetriableWithMaxAttemptsStopsInFailed) {
+    Saga g;
+    g.d = parse_definition("x", R"({"steps": [{"name": "n", "action": {"topic": "a.n"}, "kind": "retriable", "max_attempts": 2}]})");
+    g.start();
+    g.reply("n", Outcome::failed, "down");
+    EXPECT_EQ(g.s.waiting, Waiting::retry);
+    g.tick();
+    EXPECT_EQ(g.last_sent(), "n#2");
+    g.reply("n", Outcome::failed, "down");
+    EXPECT_EQ(g.s.status, Status::failed);
+    for (auto& c : g.sent) EXPECT_FALSE(c.compensate);
+    g.apply(ev(Event::Type::retry));
+    EXPECT_EQ(g.last_sent(), "n#1");
+}
+
+TEST(SagaMachine, DeadlineNotYetDueChangesNothing) {
+    Saga g;
+    g.start();
+    Event e = ev(Event::Type::deadline);
+    Decision d = g.apply(e);  // now < deadline
+    EXPECT_EQ(d.commands.size(), 0u);
+    EXPECT_EQ(g.s.attempts, 1);
+}
