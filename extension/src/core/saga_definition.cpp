@@ -369,7 +369,9 @@ std::string mermaid_diagram(std::string_view saga_name, const Definition& d) {
     for (size_t i = 0; i < d.steps.size(); ++i) {
         const StepDef& s = d.steps[i];
         std::string sid = id(s.name);
-        out += "    " + sid + " : " + s.name + " (" + kind_name(s.kind) + ")\\n" + label(s.action) + "\n";
+        // Two descriptions of one state render as two lines.
+        out += "    " + sid + " : " + s.name + " (" + kind_name(s.kind) + ")\n";
+        out += "    " + sid + " : " + label(s.action) + "\n";
         std::string next = i + 1 < d.steps.size() ? id(d.steps[i + 1].name) : "completed";
         out += "    " + sid + " --> " + next + " : succeeded\n";
         if (s.kind == StepKind::retriable) {
@@ -393,7 +395,8 @@ std::string mermaid_diagram(std::string_view saga_name, const Definition& d) {
         const StepDef& s = d.steps[j];
         if (!s.compensation) continue;
         std::string uid = "undo_" + id(s.name);
-        out += "    " + uid + " : compensate " + s.name + "\\n" + label(*s.compensation) + "\n";
+        out += "    " + uid + " : compensate " + s.name + "\n";
+        out += "    " + uid + " : " + label(*s.compensation) + "\n";
         int back = -1;
         for (int k = j - 1; k >= 0; --k)
             if (d.steps[k].compensation) { back = k; break; }
