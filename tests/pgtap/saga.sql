@@ -1,7 +1,7 @@
 -- Orchestrated sagas: every rule of DESIGN.md "Sagas" and issue 6, with the CampusCafe order.
 -- Time-dependent rules (timeouts, backoff) are tested by moving the stored deadline back.
 BEGIN;
-SELECT plan(99);
+SELECT plan(101);
 
 -- Commands leave through once.send; the test reads them back from the outbox.
 -- (ordered by key_seq: the send order within the ordering key, which is the saga id)
@@ -61,6 +61,17 @@ SELECT throws_ok($$SELECT once.saga_define('Bad Name', '{"steps": [{"name": "a",
 SELECT throws_ok($$SELECT once.saga_define('bad', NULL)$$, 'ON401', NULL, 'NULL definition: ON401');
 SELECT throws_ok($$SELECT once.saga_define(NULL, '{}')$$, '22023', NULL, 'NULL name: 22023');
 SELECT is((SELECT count(*) FROM once.saga_definitions WHERE name = 'bad'), 0::bigint, 'nothing was stored for bad definitions');
+
+-- versions: a changed definition is a new version; running sagas keep theirs
+SELECT once.saga_define('versioned', '{"steps": [{"name": "a", "action": {"topic": "v.a"}}, {"name": "b", "action": {"topic": "v.b"}}]}');
+SELECT once.saga_start('versioned', 'v-old', '{}');
+SELECT is(once.saga_define('versioned', '{"steps": [{"name": "a", "action": {"topic": "v.a"}}, {"name": "c", "action": {"topic": "v.c"}}]}'),
+    2, 'a changed definition gets version 2');
+SELECT once.saga_start('versioned', 'v-new', '{}');
+SELECT once.saga_reply('v-old', 'a', 'succeeded');
+SELECT once.saga_reply('v-new', 'a', 'succeeded');
+SELECT is((SELECT array_agg(version || ':' || step ORDER BY saga_id) FROM once.sagas WHERE name = 'versioned'),
+    ARRAY['2:c', '1:b'], 'the running saga keeps version 1 (next step b), a new one uses version 2 (next step c)');
 
 -- ----------------------------------------------------------------------------- saga_start
 SELECT is(once.saga_start('cafe_order', 'happy', '{"item": "latte", "qty": 2}'), 'happy', 'saga_start returns the id');
