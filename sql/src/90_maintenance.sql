@@ -12,6 +12,9 @@ BEGIN
     END IF;
     -- Each concern gets what is left of the budget, in this order.
     purged := purged + once.purge_keys(max_rows - purged::integer);
+    IF purged < max_rows THEN
+        purged := purged + once.purge_inbox(max_rows - purged::integer);
+    END IF;
     RETURN purged;
 END
 $$;

@@ -17,6 +17,10 @@ enum class ErrorCode {
     invalid_json,          // text that is not JSON where JSON is required
     invalid_topic,         // empty, oversized or badly formed topic (400)
     invalid_topic_pattern, // badly formed subscription / relay topic pattern (400)
+    invalid_inbox_source,  // missing, empty or oversized inbox source (400)
+    invalid_message_id,    // missing, empty or oversized inbox message id (400)
+    invalid_handler,       // inbox handler missing or with the wrong signature (400)
+    handler_unavailable,   // a subscribed inbox handler no longer exists (500)
     internal,              // a bug: an invariant did not hold
 };
 

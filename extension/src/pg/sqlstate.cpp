@@ -15,6 +15,10 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::invalid_command_result: return MAKE_SQLSTATE('O', 'N', '1', '0', '5');
         case ErrorCode::invalid_topic:          return MAKE_SQLSTATE('O', 'N', '2', '0', '1');
         case ErrorCode::invalid_topic_pattern:  return MAKE_SQLSTATE('O', 'N', '3', '0', '1');
+        case ErrorCode::invalid_inbox_source:   return MAKE_SQLSTATE('O', 'N', '3', '0', '2');
+        case ErrorCode::invalid_message_id:     return MAKE_SQLSTATE('O', 'N', '3', '0', '3');
+        case ErrorCode::invalid_handler:        return MAKE_SQLSTATE('O', 'N', '3', '0', '4');
+        case ErrorCode::handler_unavailable:    return MAKE_SQLSTATE('O', 'N', '3', '0', '5');
         case ErrorCode::internal:               return ERRCODE_INTERNAL_ERROR;                // XX000
     }
     return ERRCODE_INTERNAL_ERROR;
