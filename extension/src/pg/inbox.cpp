@@ -141,8 +141,7 @@ void subscriptions_invalidated(Datum, Oid relid) {
 }
 
 SavedPlan subscriptions_plan(
-    "SELECT s.topic_pattern, s.handler::pg_catalog.oid,"
-    "       'once.inbox_subscriptions'::pg_catalog.regclass::pg_catalog.oid"
+    "SELECT s.topic_pattern, s.handler::pg_catalog.oid"
     "  FROM once.inbox_subscriptions s ORDER BY s.subscribed_at, s.handler::pg_catalog.oid",
     {});
 
@@ -156,6 +155,9 @@ const std::vector<Subscription>& subscriptions() {
     if (c.valid) return c.subscriptions;
     // Valid from here on: an invalidation that arrives while the list is read (the read takes
     // the table's lock, which processes pending invalidations) clears the flag again.
+    c.relid = pg_call([] {
+        return get_relname_relid("inbox_subscriptions", get_namespace_oid("once", false));
+    });
     c.valid = true;
     std::vector<Subscription> loaded;
     try {
@@ -163,14 +165,12 @@ const std::vector<Subscription>& subscriptions() {
         uint64 n = subscriptions_plan.execute(nullptr, nullptr);
         loaded.reserve(n);
         for (uint64 row = 0; row < n; ++row) {
-            Datum pattern, handler, relid;
+            Datum pattern, handler;
             spi_value(row, 1, &pattern);
             spi_value(row, 2, &handler);
-            spi_value(row, 3, &relid);
             text* t = DatumGetTextPP(pattern);  // short varlena from a heap tuple: no detoast
             loaded.push_back({std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)),
                               DatumGetObjectId(handler)});
-            c.relid = DatumGetObjectId(relid);
         }
     } catch (...) {
         c.valid = false;
