@@ -16,15 +16,19 @@ CREATE TYPE once.inbound AS (
 COMMENT ON TYPE once.inbound IS 'The message passed to inbox handlers: handler(msg once.inbound)';
 GRANT USAGE ON TYPE once.inbound TO PUBLIC;
 
--- Received message ids. A row means: a transaction that processed this message committed.
+-- Received message ids. A row means: a transaction that processed this message committed, or
+-- (poison) the message failed max_attempts times and must not run until once.inbox_retry.
+-- Keeping poison here makes the one unique-index probe of the insert detect both, so the
+-- delivery path needs no second lookup.
 CREATE TABLE once.inbox (
     source      text        NOT NULL,
     message_id  text        NOT NULL,
     topic       text,
     received_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    poison      boolean     NOT NULL DEFAULT false,
     PRIMARY KEY (source, message_id)
 );
-COMMENT ON TABLE once.inbox IS 'Ids of processed messages per source; kept for the source''s retention window';
+COMMENT ON TABLE once.inbox IS 'Ids of processed (or poison) messages per source; kept for the source''s retention window';
 -- Purge finds old rows through BRIN: received_at grows with insertion order and BRIN costs
 -- the receive path next to nothing (a second B-tree would cost every receive an index insert).
 CREATE INDEX inbox_received_at_brin ON once.inbox USING brin (received_at) WITH (autosummarize = on);
@@ -51,7 +55,7 @@ CREATE TABLE once.inbox_failures (
     last_failed_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
     PRIMARY KEY (source, message_id)
 );
-COMMENT ON TABLE once.inbox_failures IS 'Failed attempts per message; at max_attempts the message is poison';
+COMMENT ON TABLE once.inbox_failures IS 'Failed attempts per message; at max_attempts once.inbox gets a poison row';
 REVOKE ALL ON TABLE once.inbox_failures FROM PUBLIC;
 GRANT SELECT ON TABLE once.inbox_failures TO once_admin;
 
@@ -123,11 +127,15 @@ CREATE FUNCTION once.inbox_retry(source text, message_id text)
 RETURNS boolean
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    WITH gone AS (
+    WITH unpoisoned AS (
+        DELETE FROM once.inbox
+         WHERE source = $1 AND message_id = $2 AND poison
+        RETURNING 1),
+    forgotten AS (
         DELETE FROM once.inbox_failures
          WHERE source = $1 AND message_id = $2
         RETURNING 1)
-    SELECT count(*) > 0 FROM gone
+    SELECT (SELECT count(*) FROM unpoisoned) + (SELECT count(*) FROM forgotten) > 0
 $$;
 COMMENT ON FUNCTION once.inbox_retry(text, text) IS
     'Forget the failed attempts of a message so once.deliver runs its handlers again; false if none were recorded';
@@ -160,19 +168,22 @@ COMMENT ON FUNCTION once.inbox_configure(text, interval, integer) IS
     'Set a source''s retention window (duplicates older than it may run again) and poison threshold';
 
 CREATE VIEW once.inbox_poison AS
-SELECT f.source, f.message_id, f.attempts,
+SELECT i.source, i.message_id, f.attempts,
        COALESCE(s.max_attempts, 5) AS max_attempts,
        f.last_error, f.first_failed_at, f.last_failed_at
-  FROM once.inbox_failures f
-  LEFT JOIN once.inbox_sources s ON s.source OPERATOR(pg_catalog.=) f.source
- WHERE f.attempts OPERATOR(pg_catalog.>=) COALESCE(s.max_attempts, 5);
+  FROM once.inbox i
+  LEFT JOIN once.inbox_failures f
+         ON f.source OPERATOR(pg_catalog.=) i.source AND f.message_id OPERATOR(pg_catalog.=) i.message_id
+  LEFT JOIN once.inbox_sources s ON s.source OPERATOR(pg_catalog.=) i.source
+ WHERE i.poison;
 COMMENT ON VIEW once.inbox_poison IS
     'Messages that failed max_attempts times; once.deliver returns poison for them until once.inbox_retry';
 REVOKE ALL ON once.inbox_poison FROM PUBLIC;
 GRANT SELECT ON once.inbox_poison TO once_admin;
 
 -- Received ids older than their source's window, and failure records older than it, in
--- bounded batches. A duplicate arriving after its id was purged runs again.
+-- bounded batches. A duplicate arriving after its id was purged runs again. Poison messages
+-- stay until once.inbox_retry: they need a person.
 CREATE FUNCTION once.purge_inbox(max_rows integer) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -197,6 +208,7 @@ BEGIN
                      LEFT JOIN once.inbox_sources s ON s.source = i.source
                     WHERE i.received_at < oldest_allowed
                       AND i.received_at < now() - COALESCE(s.retention, '7 days')
+                      AND NOT i.poison
                     LIMIT max_rows
                     FOR UPDATE OF i SKIP LOCKED))
            AND received_at < oldest_allowed
@@ -212,6 +224,9 @@ BEGIN
                          FROM once.inbox_failures f
                          LEFT JOIN once.inbox_sources s ON s.source = f.source
                         WHERE f.last_failed_at < now() - COALESCE(s.retention, '7 days')
+                          AND NOT EXISTS (SELECT FROM once.inbox i
+                                           WHERE i.source = f.source AND i.message_id = f.message_id
+                                             AND i.poison)
                         LIMIT max_rows - purged
                         FOR UPDATE OF f SKIP LOCKED))
             RETURNING 1)

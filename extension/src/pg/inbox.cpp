@@ -86,30 +86,10 @@ SavedPlan receive_plan(
     " ON CONFLICT (source, message_id) DO NOTHING",
     {TEXTOID, TEXTOID, TEXTOID});
 
-// deliver's receive: the same insert, unless the message is poison.
-SavedPlan deliver_receive_plan(
-    "INSERT INTO once.inbox (source, message_id, topic)"
-    " SELECT $1, $2, $3"
-    "  WHERE NOT EXISTS ("
-    "   SELECT FROM once.inbox_failures f"
-    "    WHERE f.source OPERATOR(pg_catalog.=) $1 AND f.message_id OPERATOR(pg_catalog.=) $2"
-    "      AND f.attempts OPERATOR(pg_catalog.>=) COALESCE("
-    "          (SELECT s.max_attempts FROM once.inbox_sources s"
-    "            WHERE s.source OPERATOR(pg_catalog.=) $1), 5))"
-    " ON CONFLICT (source, message_id) DO NOTHING",
-    {TEXTOID, TEXTOID, TEXTOID});
-
-// Why a message was not received: already received (duplicate) or poison.
+// Why a message was not inserted: a row exists, received (duplicate) or poison.
 SavedPlan status_plan(
-    "SELECT EXISTS (SELECT FROM once.inbox i"
-    "                WHERE i.source OPERATOR(pg_catalog.=) $1"
-    "                  AND i.message_id OPERATOR(pg_catalog.=) $2),"
-    "       EXISTS (SELECT FROM once.inbox_failures f"
-    "                WHERE f.source OPERATOR(pg_catalog.=) $1"
-    "                  AND f.message_id OPERATOR(pg_catalog.=) $2"
-    "                  AND f.attempts OPERATOR(pg_catalog.>=) COALESCE("
-    "                      (SELECT s.max_attempts FROM once.inbox_sources s"
-    "                        WHERE s.source OPERATOR(pg_catalog.=) $1), 5))",
+    "SELECT i.poison FROM once.inbox i"
+    " WHERE i.source OPERATOR(pg_catalog.=) $1 AND i.message_id OPERATOR(pg_catalog.=) $2",
     {TEXTOID, TEXTOID});
 
 bool insert_received(SavedPlan& plan, text* source, text* id, text* topic) {
@@ -243,7 +223,6 @@ void call_handler(Oid handler, Datum msg) {
 
 const char* deliver(text* source, text* id, text* topic, Datum payload, Datum headers) {
     std::vector<uint32_t> handlers;
-    bool received = false;
     {
         SpiSession spi;
         handlers = handlers_for(subscriptions(), view(topic));
@@ -251,13 +230,13 @@ const char* deliver(text* source, text* id, text* topic, Datum payload, Datum he
         AsExtensionOwner owner;
         // Without a handler nothing is recorded: a later subscription can still process the
         // message. The status tells a relay whether to ack (duplicate) or retry / dead-letter.
-        if (!handlers.empty()) received = deliver_receive_plan.execute(values, nullptr) == 1;
+        // A poison message has a row too, so one insert detects duplicates and poison alike.
+        bool received = !handlers.empty() && receive_plan.execute(values, nullptr) == 1;
         if (!received) {
-            status_plan.execute(values, nullptr, 1);
-            Datum v;
-            if (spi_value(0, 1, &v) && DatumGetBool(v)) return "duplicate";
-            if (spi_value(0, 2, &v) && DatumGetBool(v)) return "poison";
-            // With handlers, the insert found a conflicting row: a duplicate (whose row a
+            Datum poison;
+            if (status_plan.execute(values, nullptr, 1) == 1 && spi_value(0, 1, &poison))
+                return DatumGetBool(poison) ? "poison" : "duplicate";
+            // With handlers, the insert met a conflicting row: a duplicate (whose row a
             // concurrent purge removed right after).
             return handlers.empty() ? "no_handler" : "duplicate";
         }
@@ -276,13 +255,24 @@ Datum deliver_entry(FunctionCallInfo fcinfo, text* source, text* id) {
 
 // ---------------------------------------------------------------------------- failed
 
+// Counts the attempt; at the source's max_attempts the message gets a poison row in
+// once.inbox (unless it was processed meanwhile), which deliver and receive then meet.
 SavedPlan failed_plan(
-    "INSERT INTO once.inbox_failures AS f (source, message_id, attempts, last_error)"
-    " VALUES ($1, $2, 1, $3)"
-    " ON CONFLICT (source, message_id) DO UPDATE"
-    "   SET attempts = f.attempts OPERATOR(pg_catalog.+) 1, last_error = excluded.last_error,"
-    "       last_failed_at = pg_catalog.now()"
-    " RETURNING f.attempts",
+    "WITH failure AS ("
+    "  INSERT INTO once.inbox_failures AS f (source, message_id, attempts, last_error)"
+    "  VALUES ($1, $2, 1, $3)"
+    "  ON CONFLICT (source, message_id) DO UPDATE"
+    "     SET attempts = f.attempts OPERATOR(pg_catalog.+) 1, last_error = excluded.last_error,"
+    "         last_failed_at = pg_catalog.now()"
+    "  RETURNING f.attempts),"
+    " poisoned AS ("
+    "  INSERT INTO once.inbox (source, message_id, poison)"
+    "  SELECT $1, $2, true FROM failure"
+    "   WHERE failure.attempts OPERATOR(pg_catalog.>=) COALESCE("
+    "         (SELECT s.max_attempts FROM once.inbox_sources s"
+    "           WHERE s.source OPERATOR(pg_catalog.=) $1), 5)"
+    "  ON CONFLICT (source, message_id) DO NOTHING)"
+    " SELECT attempts FROM failure",
     {TEXTOID, TEXTOID, TEXTOID});
 
 // ------------------------------------------------------------------------- subscribe
