@@ -257,3 +257,10 @@ GRANT EXECUTE ON FUNCTION once.subscribe(text, regprocedure),
     once.inbox_retry(text, text),
     once.inbox_configure(text, interval, integer),
     once.purge_inbox(integer) TO once_admin;
+
+-- pg_dump keeps the rows: a restored database still knows what it processed, what is poison,
+-- and which handler takes which topic.
+SELECT pg_catalog.pg_extension_config_dump('once.inbox', '');
+SELECT pg_catalog.pg_extension_config_dump('once.inbox_failures', '');
+SELECT pg_catalog.pg_extension_config_dump('once.inbox_sources', '');
+SELECT pg_catalog.pg_extension_config_dump('once.inbox_subscriptions', '');
