@@ -1,7 +1,7 @@
 -- Inbox: once.receive and once.deliver — first time, duplicates, no handler, handler errors,
 -- several handlers, text and uuid ids, and bad input with its own SQLSTATEs.
 BEGIN;
-SELECT plan(43);
+SELECT plan(47);
 
 CREATE TABLE effects (handler text, source text, message_id text, topic text, payload jsonb, headers jsonb);
 CREATE FUNCTION on_order(msg once.inbound) RETURNS void LANGUAGE plpgsql AS $$
@@ -82,7 +82,21 @@ SELECT is((SELECT count(*) FROM effects), 0::bigint, 'deliver: a failed handler'
 SELECT throws_ok($$SELECT once.deliver('pay', 'p1', 'payment.captured', '{}')$$, 'P0042', NULL,
                  'deliver: the failed message runs again on redelivery');
 
+-- big (TOASTed) payloads from a table reach the handler intact
+CREATE TABLE big_messages (id text, payload jsonb, headers jsonb);
+INSERT INTO big_messages
+SELECT 'big-' || i, jsonb_build_object('blob', string_agg(md5(i::text || g::text), '')), jsonb_build_object('n', i)
+  FROM generate_series(1, 2) i, generate_series(1, 40000) g GROUP BY i;
+DELETE FROM effects;
+SELECT results_eq($$SELECT once.deliver('bulk', id, 'order.bulk', payload, headers) FROM big_messages ORDER BY id$$,
+                  ARRAY['processed', 'processed'], 'deliver: TOASTed payloads from a table');
+SELECT is((SELECT count(*) FROM effects e JOIN big_messages b ON b.id = e.message_id
+            WHERE e.payload = b.payload AND e.headers = b.headers AND e.handler = 'on_order'), 2::bigint,
+          'deliver: the handler got the whole TOASTed payload');
+
 -- bad input
+SELECT throws_ok($$SELECT once.deliver('s', 42, 'order.created', '{}')$$, '42883', NULL, 'deliver: an integer id is no message id');
+SELECT throws_ok($$SELECT once.receive(repeat('s', 1000000), 'm')$$, 'ON302', 'inbox source is too long', 'receive: a 1 MB source');
 SELECT throws_ok($$SELECT once.deliver(NULL, 'x', 'order.created', '{}')$$, 'ON302', NULL, 'deliver: NULL source');
 SELECT throws_ok($$SELECT once.deliver('', 'x', 'order.created', '{}')$$, 'ON302', NULL, 'deliver: empty source');
 SELECT throws_ok($$SELECT once.deliver('s', ''::text, 'order.created', '{}')$$, 'ON303', NULL, 'deliver: empty id');
