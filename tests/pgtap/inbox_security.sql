@@ -1,7 +1,7 @@
 -- Inbox privileges: once_consumer receives and delivers, only once_admin subscribes, handlers
 -- run with the rights of the role that called deliver (never the extension owner).
 BEGIN;
-SELECT plan(16);
+SELECT plan(19);
 
 CREATE ROLE inbox_app LOGIN;        -- a consumer
 CREATE ROLE inbox_ops LOGIN;        -- an administrator
@@ -61,6 +61,22 @@ RESET ROLE;
 
 SELECT results_eq($$SELECT message_id FROM once.inbox WHERE source = 'shop' ORDER BY 1$$, ARRAY['m1', 'r1'],
                   'only the successful deliveries were recorded');
+
+-- a hostile search_path: look-alike tables and a text "=" that lies, searched before pg_catalog
+CREATE SCHEMA evil;
+CREATE TABLE evil.inbox (source text, message_id text, topic text);
+CREATE FUNCTION evil.always_true(text, text) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+CREATE OPERATOR evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = evil.always_true);
+GRANT USAGE ON SCHEMA evil TO PUBLIC;
+SET search_path = evil, pg_catalog, public;
+-- (pgTAP itself does not survive that search_path: collect the results, assert afterwards)
+CREATE TEMP TABLE hostile AS
+SELECT once.receive('hostile', 'h1') AS received, once.deliver('hostile', 'h2', 'order.created', '{}') AS delivered;
+RESET search_path;
+SELECT is((SELECT received FROM hostile), true, 'receive under a hostile search_path');
+SELECT is((SELECT delivered FROM hostile), 'processed', 'deliver under a hostile search_path');
+SELECT results_eq($$SELECT message_id FROM once.inbox WHERE source = 'hostile' ORDER BY 1$$, ARRAY['h1', 'h2'],
+                  'pg_once used its own tables and operators');
 
 SELECT * FROM finish();
 ROLLBACK;
