@@ -1,9 +1,13 @@
 // The loadable module: magic block and load-time initialisation.
 #include "postgres_headers.hpp"
 
+#include "outbox_notify.hpp"
+
 extern "C" {
 PG_MODULE_MAGIC;
 
 void _PG_init(void);
-void _PG_init(void) {}
+void _PG_init(void) {
+    once::pg::outbox_init();  // GUCs once.*payload*/notify*, commit callback, notifier shmem
+}
 }

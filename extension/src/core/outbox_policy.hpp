@@ -1,0 +1,60 @@
+// Outbox rules that need no server: retry decisions, argument limits, relay names and the
+// positions (time-ordered UUIDs) that order the claim scan. Unit-tested in
+// tests/unit/core/outbox_policy_test.cpp; the PostgreSQL boundary is pg/outbox.cpp.
+#pragma once
+
+#include "backoff.hpp"
+#include "uuid_v7.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace once {
+
+// Largest claim batch and largest send_many array. A relay that wants more calls again.
+constexpr int kMaxClaimBatch = 10000;
+constexpr int kMaxSendMany = 10000;
+// Longest relay name in bytes.
+constexpr size_t kMaxRelayBytes = 255;
+
+// A topic's retry policy (once.topic_policy); the defaults apply to topics without a row.
+struct RetryPolicy {
+    int max_attempts = 25;
+    BackoffPolicy backoff{1000, 3600000};  // 1 s first window, 1 h cap
+};
+
+// Throws invalid_policy naming the bad value.
+void validate_policy(const RetryPolicy& policy);
+
+// What a nack does with a message that has been delivered `attempt` times (attempt >= 1).
+struct NackDecision {
+    bool dead = false;     // attempts exhausted: move to the dead letters
+    int64_t delay_ms = 0;  // otherwise: next attempt not before now + delay_ms
+};
+
+// retry_after_ms: the relay's own delay (e.g. an HTTP Retry-After), or nullopt for the
+// policy's capped exponential backoff with full jitter (uniform01 in [0, 1)). An explicit
+// retry_after does not save a message from dying after max_attempts.
+NackDecision decide_nack(const RetryPolicy& policy, int attempt,
+                         std::optional<int64_t> retry_after_ms, double uniform01);
+
+// Claim batch size: 1..kMaxClaimBatch, else invalid_batch.
+void validate_batch(int64_t batch);
+// Relay names identify the lease holder: non-empty, <= 255 bytes, no control characters.
+void validate_relay(std::string_view relay);
+// Ordering keys: non-empty, <= 255 bytes, no control characters (invalid_message_key).
+void validate_message_key(std::string_view key);
+
+// The smallest v7 uuid of millisecond `unix_ms` (version and variant bits set, the rest 0):
+// every id generated in that millisecond or later sorts at or after it.
+Uuid uuid_v7_floor(uint64_t unix_ms);
+// A v7 uuid for millisecond `unix_ms` without touching a generator's state (used for the
+// claim position of delayed messages, which lies in the future).
+Uuid uuid_v7_at(uint64_t unix_ms, const std::array<uint8_t, 10>& random);
+// The next v7 uuid after `id`: the 62 random bits count up, carrying into the 12-bit counter
+// and then the timestamp. Used to keep a key's send order when two backends generate ids in
+// the same millisecond.
+Uuid uuid_v7_successor(const Uuid& id);
+
+}  // namespace once

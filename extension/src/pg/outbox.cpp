@@ -1,0 +1,715 @@
+// Transactional outbox: once.send / send_many (producers) and once.claim / ack / nack / extend
+// (relays). Table layout and the reasons for it: sql/src/20_outbox.sql and docs/outbox.md.
+//
+// Per-key order. A keyed send takes a transaction-scoped advisory lock on hash(key) (pg_once
+// lock class "obox") and gives the message a key_seq greater than every key_seq of its key
+// still in the outbox. Two producers of one key therefore commit in key_seq order, and a
+// claim never sees a later message of a key without the earlier one. A claim only takes a
+// keyed message when no message of its key with a smaller key_seq is left in the outbox (in
+// flight, waiting for a retry, or dead): one message per key is out at a time.
+//
+// The claim scan. Claims walk the pos index from a low watermark kept per backend: the pos of
+// the oldest live row, capped by the start of the oldest transaction in this database that
+// holds an xid (it may still commit rows with older positions). Index entries of acked rows
+// below the watermark are never visited again, so an old snapshot that stops VACUUM from
+// removing them does not slow claims down. The watermark moves forward at most every 100 ms
+// and is recomputed from scratch every 10 s (which also picks up prepared transactions).
+#include "../core/error.hpp"
+#include "../core/outbox_policy.hpp"
+#include "../core/topic.hpp"
+#include "guard.hpp"
+#include "outbox_notify.hpp"
+#include "spi.hpp"
+
+extern "C" {
+#include "access/detoast.h"
+#include "utils/array.h"
+#include "utils/backend_status.h"
+#include "utils/guc.h"
+}
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace once::pg {
+namespace {
+
+// Advisory lock class for per-key send order: "obox" in ASCII.
+constexpr int32 kKeyLockClass = 0x6f626f78;
+constexpr int64 kUnixEpochOffsetMs =
+    int64(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+constexpr int64 kMaxLeaseMs = int64(24) * 3600 * 1000;
+constexpr int64 kMaxRetryAfterMs = int64(365) * 24 * 3600 * 1000;
+
+int max_payload_bytes = 1024 * 1024;
+
+std::string_view view(text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
+
+int64 unix_ms(TimestampTz ts) { return ts / 1000 + kUnixEpochOffsetMs; }
+
+std::array<uint8_t, 10> random10() {
+    std::array<uint8_t, 10> r{};
+    if (!pg_strong_random(r.data(), r.size()))
+        throw Error(ErrorCode::internal, "could not generate random bytes for a message id");
+    return r;
+}
+
+double uniform01() {
+    uint64_t v = 0;
+    if (!pg_strong_random(&v, sizeof v)) throw Error(ErrorCode::internal, "could not generate random bytes");
+    return static_cast<double>(v >> 11) / 9007199254740992.0;  // 53 bits -> [0, 1)
+}
+
+UuidV7Generator& generator() {
+    static UuidV7Generator g;
+    return g;
+}
+
+Uuid next_id() { return generator().next(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp())), random10()); }
+
+Datum uuid_datum(const Uuid& id) {
+    auto* u = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
+    std::memcpy(u->data, id.data(), UUID_LEN);
+    return UUIDPGetDatum(u);
+}
+
+Uuid to_uuid(Datum d) {
+    Uuid id;
+    std::memcpy(id.data(), DatumGetUUIDP(d)->data, UUID_LEN);
+    return id;
+}
+
+std::string uuid_text(Datum d) { return uuid_to_string(to_uuid(d)); }
+
+int64 interval_ms(const Interval* i) {
+    return (i->time + int64(i->day) * USECS_PER_DAY + int64(i->month) * DAYS_PER_MONTH * USECS_PER_DAY) / 1000;
+}
+
+int64 interval_arg_ms(FunctionCallInfo fcinfo, int arg, const char* name, int64 min_ms, int64 max_ms) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_interval, std::string(name) + " must not be NULL");
+    int64 ms = interval_ms(PG_GETARG_INTERVAL_P(arg));
+    if (ms < min_ms || ms > max_ms)
+        throw Error(ErrorCode::invalid_interval,
+                    std::string(name) + " is out of range",
+                    std::string(name) + " was " + std::to_string(ms) + " ms; it must be between " +
+                        std::to_string(min_ms) + " ms and " + std::to_string(max_ms) + " ms.",
+                    "Pass an interval such as '30 seconds'.");
+    return ms;
+}
+
+// --------------------------------------------------------------------------- validation
+
+text* topic_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_topic, "topic must not be NULL", {},
+                    "Name the topic, e.g. 'order.created'.");
+    text* topic = PG_GETARG_TEXT_PP(arg);
+    validate_topic(view(topic));
+    return topic;
+}
+
+text* relay_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_relay, "relay name must not be NULL", {},
+                    "Name the relay process, e.g. 'host-1:4711'.");
+    text* relay = PG_GETARG_TEXT_PP(arg);
+    validate_relay(view(relay));
+    return relay;
+}
+
+// Checks a payload datum (possibly toasted) and returns it detoasted.
+Jsonb* checked_payload(Datum raw, const std::string& what) {
+    Size bytes = pg_call([&] { return toast_raw_datum_size(raw); }) - VARHDRSZ;
+    if (static_cast<int64>(bytes) > max_payload_bytes)
+        throw Error(ErrorCode::payload_too_large, what + " is too large",
+                    what + " has " + std::to_string(bytes) + " bytes; once.max_payload_bytes is " +
+                        std::to_string(max_payload_bytes) + ".",
+                    "Store large documents elsewhere and send a reference, or raise once.max_payload_bytes.");
+    Jsonb* payload = pg_call([&] { return DatumGetJsonbP(raw); });
+    if (JB_ROOT_IS_SCALAR(payload)) {
+        bool is_null = pg_call([&] {
+            JsonbValue* v = getIthJsonbValueFromContainer(&payload->root, 0);
+            return v != nullptr && v->type == jbvNull;
+        });
+        if (is_null)
+            throw Error(ErrorCode::invalid_payload, what + " must not be JSON null", {},
+                        "Send an object such as '{\"order_id\": 42}'.");
+    }
+    return payload;
+}
+
+Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg)) return nullptr;
+    Jsonb* headers = PG_GETARG_JSONB_P(arg);
+    if (JB_ROOT_IS_SCALAR(headers) || !JB_ROOT_IS_OBJECT(headers))
+        throw Error(ErrorCode::invalid_headers, "headers must be a JSON object",
+                    JB_ROOT_IS_ARRAY(headers) && !JB_ROOT_IS_SCALAR(headers) ? "headers was an array."
+                                                                            : "headers was a scalar.",
+                    "Pass an object such as '{\"traceparent\": \"00-...\"}' or NULL.");
+    return headers;
+}
+
+// Elements of a uuid[] argument: non-NULL array of 1..kMaxClaimBatch non-NULL ids.
+std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_message_ids, "ids must not be NULL", {},
+                    "Pass the ids returned by once.claim.");
+    ArrayType* array = PG_GETARG_ARRAYTYPE_P(arg);
+    Datum* elems = nullptr;
+    bool* nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(array, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR, &elems, &nulls, &n); });
+    if (n == 0)
+        throw Error(ErrorCode::invalid_message_ids, "ids must not be empty", {},
+                    "Pass the ids returned by once.claim.");
+    if (n > kMaxClaimBatch)
+        throw Error(ErrorCode::invalid_message_ids, "too many ids",
+                    std::to_string(n) + " ids; the limit is " + std::to_string(kMaxClaimBatch) + ".");
+    for (int i = 0; i < n; ++i)
+        if (nulls[i])
+            throw Error(ErrorCode::invalid_message_ids, "ids must not contain NULL",
+                        "Element " + std::to_string(i + 1) + " is NULL.");
+    return std::vector<Datum>(elems, elems + n);
+}
+
+// --------------------------------------------------------------------------- key order
+
+void lock_key(text* key) {
+    pg_call([&] {
+        uint32 h = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(key)),
+                              static_cast<int>(VARSIZE_ANY_EXHDR(key)));
+        DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(kKeyLockClass),
+                            Int32GetDatum(static_cast<int32>(h)));
+    });
+}
+
+SavedPlan last_key_seq_plan(
+    "SELECT o.key_seq FROM once.outbox o"
+    " WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL"
+    " ORDER BY o.key_seq DESC LIMIT 1",
+    {TEXTOID});
+
+// Under the key's lock (held to commit): a key_seq after every one of the key in the outbox.
+Uuid next_key_seq(text* key, const Uuid& candidate) {
+    Datum values[] = {PointerGetDatum(key)};
+    uint64 n;
+    {
+        AsExtensionOwner owner;
+        n = last_key_seq_plan.execute(values, nullptr, 1);
+    }
+    Datum last;
+    if (n == 1 && spi_value(0, 1, &last)) {
+        Uuid previous = to_uuid(last);
+        if (!(previous < candidate)) return uuid_v7_successor(previous);
+    }
+    return candidate;
+}
+
+// --------------------------------------------------------------------------- send
+
+SavedPlan insert_plan(
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()))",
+    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
+
+SavedPlan insert_explicit_plan(
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()))"
+    " ON CONFLICT (id) DO NOTHING",
+    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
+
+SavedPlan insert_many_plan(
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, visible_at)"
+    " SELECT u.id, u.id, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
+    "   FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
+    "                  pg_catalog.unnest($5)) AS u(id, key, key_seq, payload)",
+    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID});
+
+}  // namespace
+
+void outbox_define_gucs() {
+    DefineCustomIntVariable(
+        "once.max_payload_bytes", "Largest outbox payload (jsonb bytes) once.send accepts.",
+        "Larger payloads are refused with SQLSTATE ON202.", &max_payload_bytes, 1024 * 1024, 16,
+        256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+}
+
+}  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+ONCE_SQL_FUNCTION(once_send) {
+    text* topic = topic_arg(fcinfo, 0);
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_payload, "payload must not be NULL", {},
+                    "Send an object such as '{\"order_id\": 42}'.");
+    Jsonb* payload = checked_payload(PG_GETARG_DATUM(1), "payload");
+    text* key = nullptr;
+    if (!PG_ARGISNULL(2)) {
+        key = PG_GETARG_TEXT_PP(2);
+        validate_message_key(view(key));
+    }
+    Jsonb* headers = headers_arg(fcinfo, 3);
+    const bool has_deliver_at = !PG_ARGISNULL(4);
+    TimestampTz deliver_at = has_deliver_at ? PG_GETARG_TIMESTAMPTZ(4) : 0;
+    if (has_deliver_at && TIMESTAMP_NOT_FINITE(deliver_at))
+        throw Error(ErrorCode::invalid_interval, "deliver_at must be a finite time", {},
+                    "Pass NULL to deliver at once.");
+    const bool explicit_id = !PG_ARGISNULL(5);
+
+    TimestampTz wall = GetCurrentTimestamp();
+    Uuid generated = next_id();
+    Datum id = explicit_id ? PG_GETARG_DATUM(5) : uuid_datum(generated);
+    // The claim position: now, or deliver_at when that lies in the future.
+    Uuid pos = has_deliver_at && deliver_at > wall
+                   ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10())
+                   : generated;
+
+    SpiSession spi;
+    Datum key_seq = 0;
+    if (key != nullptr) {
+        lock_key(key);
+        key_seq = uuid_datum(next_key_seq(key, generated));
+    }
+    Datum values[] = {id, uuid_datum(pos), PointerGetDatum(topic), PointerGetDatum(key), key_seq,
+                      PointerGetDatum(payload), PointerGetDatum(headers), TimestampTzGetDatum(deliver_at)};
+    const char nulls[] = {' ', ' ', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ', headers ? ' ' : 'n',
+                          has_deliver_at ? ' ' : 'n'};
+    uint64 inserted;
+    {
+        AsExtensionOwner owner;
+        inserted = (explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
+    }
+    if (inserted == 1) outbox_mark_sent();
+    return id;
+}
+
+ONCE_SQL_FUNCTION(once_send_many) {
+    text* topic = topic_arg(fcinfo, 0);
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_payload, "payloads must not be NULL", {},
+                    "Pass an array of JSON payloads.");
+    ArrayType* payloads = PG_GETARG_ARRAYTYPE_P(1);
+    Datum* payload_elems = nullptr;
+    bool* payload_nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(payloads, JSONBOID, -1, false, TYPALIGN_INT, &payload_elems, &payload_nulls, &n); });
+    if (n > kMaxSendMany)
+        throw Error(ErrorCode::invalid_batch, "too many payloads",
+                    std::to_string(n) + " payloads; once.send_many takes at most " +
+                        std::to_string(kMaxSendMany) + ".",
+                    "Split the array into several calls.");
+    if (ARR_NDIM(payloads) > 1)
+        throw Error(ErrorCode::invalid_batch, "payloads must be a one-dimensional array");
+    for (int i = 0; i < n; ++i) {
+        const std::string what = "payload " + std::to_string(i + 1);
+        if (payload_nulls[i])
+            throw Error(ErrorCode::invalid_payload, what + " is NULL", {},
+                        "Every element of payloads must be a JSON value other than null.");
+        checked_payload(payload_elems[i], what);
+    }
+
+    ArrayType* keys = PG_ARGISNULL(2) ? nullptr : PG_GETARG_ARRAYTYPE_P(2);
+    Datum* key_elems = nullptr;
+    bool* key_nulls = nullptr;
+    int nkeys = 0;
+    if (keys != nullptr) {
+        pg_call([&] { deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT, &key_elems, &key_nulls, &nkeys); });
+        if (nkeys != n)
+            throw Error(ErrorCode::invalid_batch, "keys and payloads must have the same length",
+                        "payloads has " + std::to_string(n) + " elements, keys " + std::to_string(nkeys) + ".",
+                        "Pass one key (or NULL) per payload, or keys => NULL.");
+        for (int i = 0; i < n; ++i)
+            if (!key_nulls[i]) validate_message_key(view(DatumGetTextPP(key_elems[i])));
+    }
+
+    std::vector<Datum> ids(n), key_seqs(n);
+    std::vector<bool> seq_nulls(n, true);
+    {
+        SpiSession spi;
+        for (int i = 0; i < n; ++i) {
+            Uuid id = next_id();
+            ids[i] = uuid_datum(id);
+            if (keys != nullptr && !key_nulls[i]) {
+                text* key = DatumGetTextPP(key_elems[i]);
+                lock_key(key);  // re-entrant: a key repeated in the array is locked once
+                // Earlier elements of this call are already in the outbox? No: they are inserted
+                // below, so compare with the previous element of the same key too.
+                Uuid seq = next_key_seq(key, id);
+                for (int j = i - 1; j >= 0; --j) {
+                    if (!key_nulls[j] && view(DatumGetTextPP(key_elems[j])) == view(key)) {
+                        Uuid prev = to_uuid(key_seqs[j]);
+                        if (!(prev < seq)) seq = uuid_v7_successor(prev);
+                        break;
+                    }
+                }
+                key_seqs[i] = uuid_datum(seq);
+                seq_nulls[i] = false;
+            }
+        }
+        if (n > 0) {
+            ArrayType* id_array = pg_call([&] {
+                return construct_array(ids.data(), n, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
+            });
+            ArrayType* seq_array = nullptr;
+            if (keys != nullptr) {
+                std::vector<Datum> seq_values(n);
+                std::unique_ptr<bool[]> nulls(new bool[n]);
+                for (int i = 0; i < n; ++i) {
+                    seq_values[i] = seq_nulls[i] ? 0 : key_seqs[i];
+                    nulls[i] = seq_nulls[i];
+                }
+                int dims[1] = {n}, lbs[1] = {1};
+                seq_array = pg_call([&] {
+                    return construct_md_array(seq_values.data(), nulls.get(), 1, dims, lbs, UUIDOID,
+                                              UUID_LEN, false, TYPALIGN_CHAR);
+                });
+            }
+            Datum values[] = {PointerGetDatum(topic), PointerGetDatum(id_array), PointerGetDatum(keys),
+                              PointerGetDatum(seq_array), PointerGetDatum(payloads)};
+            const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' '};
+            {
+                AsExtensionOwner owner;
+                insert_many_plan.execute(values, nulls);
+            }
+            outbox_mark_sent();
+        }
+    }
+    pg_call([&] {
+        InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+        auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+        for (int i = 0; i < n; ++i) {
+            bool isnull = false;
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &ids[i], &isnull);
+        }
+    });
+    return (Datum)0;
+}
+
+// ----------------------------------------------------------------------------- claim
+
+namespace {
+
+struct Watermark {
+    bool valid = false;
+    Uuid low{};
+    TimestampTz refreshed = 0;
+    TimestampTz full_refresh = 0;
+};
+Watermark watermark;
+
+constexpr int64 kWatermarkStepUs = 100 * 1000;         // move forward at most every 100 ms
+constexpr int64 kWatermarkFullUs = 10 * 1000 * 1000;  // recompute from scratch every 10 s
+
+SavedPlan first_live_plan(
+    "SELECT o.pos FROM once.outbox o WHERE o.pos OPERATOR(pg_catalog.>=) $1"
+    " ORDER BY o.pos LIMIT 1",
+    {UUIDOID});
+
+// Start of the oldest transaction of this database that holds an xid (it may commit rows
+// whose positions lie in the past), or `now`.
+TimestampTz oldest_writer_start(TimestampTz now) {
+    return pg_call([&] {
+        TimestampTz oldest = now;
+        pgstat_clear_backend_activity_snapshot();
+        int n = pgstat_fetch_stat_numbackends();
+        for (int i = 1; i <= n; ++i) {
+            LocalPgBackendStatus* e = pgstat_fetch_stat_local_beentry(i);
+            if (e == nullptr || !TransactionIdIsValid(e->backend_xid)) continue;
+            if (e->backendStatus.st_databaseid != MyDatabaseId) continue;
+            TimestampTz start = e->backendStatus.st_xact_start_timestamp;
+            if (start != 0 && start < oldest) oldest = start;
+        }
+        pgstat_clear_backend_activity_snapshot();
+        return oldest;
+    });
+}
+
+// The lowest position a claim must look at. Uuid{} (nil) means "from the start".
+Uuid claim_low_watermark() {
+    if (IsolationUsesXactSnapshot()) return Uuid{};  // old snapshot: rows committed since are unseen
+    TimestampTz now = GetCurrentTimestamp();
+    const bool full = !watermark.valid || now - watermark.full_refresh >= kWatermarkFullUs;
+    if (!full && now - watermark.refreshed < kWatermarkStepUs) return watermark.low;
+
+    // Read the clock and the writers before the table (whose snapshot is taken after): a row
+    // missing from that snapshot belongs to a writer seen here or is positioned after `now`.
+    TimestampTz oldest = oldest_writer_start(now);
+    Uuid cap = uuid_v7_floor(static_cast<uint64_t>(unix_ms(oldest) - 1));
+    Uuid from{};
+    from[15] = 1;  // just above nil: dead letters (pos = nil) are never scanned
+    if (!full) from = watermark.low;
+    Datum values[] = {uuid_datum(from)};
+    uint64 n;
+    {
+        AsExtensionOwner owner;
+        n = first_live_plan.execute(values, nullptr, 1);
+    }
+    Uuid low = cap;
+    Datum v;
+    if (n == 1 && spi_value(0, 1, &v)) {
+        Uuid first = to_uuid(v);
+        if (first < low) low = first;
+    }
+    if (!full && low < watermark.low) low = watermark.low;  // never move back between full refreshes
+    watermark.low = low;
+    watermark.valid = true;
+    watermark.refreshed = now;
+    if (full) watermark.full_refresh = now;
+    return low;
+}
+
+SavedPlan claim_plan(
+    "WITH c AS ("
+    "  SELECT o.id, o.pos,"
+    "         o.attempt OPERATOR(pg_catalog.>=) COALESCE("
+    "           (SELECT p.max_attempts FROM once.outbox_topic_policies p"
+    "             WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) AS exhausted"
+    "    FROM once.outbox o"
+    "   WHERE o.pos OPERATOR(pg_catalog.>=) $1 AND o.pos OPERATOR(pg_catalog.<) $2"
+    "     AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.now()"
+    "     AND ($5::pg_catalog.text[] IS NULL OR once.outbox_topics_match($5, o.topic))"
+    "     AND (o.key IS NULL OR NOT EXISTS ("
+    "           SELECT 1 FROM once.outbox e"
+    "            WHERE e.key OPERATOR(pg_catalog.=) o.key AND e.key IS NOT NULL"
+    "              AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq))"
+    "   ORDER BY o.pos"
+    "   LIMIT $3"
+    "   FOR UPDATE OF o SKIP LOCKED),"
+    " dead AS ("
+    "  UPDATE once.outbox o"
+    "     SET dead_at = pg_catalog.now(), visible_at = 'infinity',"
+    "         pos = '00000000-0000-0000-0000-000000000000', relay = NULL,"
+    "         last_error = COALESCE(o.last_error OPERATOR(pg_catalog.||) '; ', '')"
+    "                      OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)"
+    "                      o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '"
+    "                      OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')'"
+    "    FROM c WHERE o.id OPERATOR(pg_catalog.=) c.id AND c.exhausted"
+    "  RETURNING 1),"
+    " u AS ("
+    "  UPDATE once.outbox o"
+    "     SET attempt = o.attempt OPERATOR(pg_catalog.+) 1, relay = $4,"
+    "         visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $6"
+    "    FROM c WHERE o.id OPERATOR(pg_catalog.=) c.id AND NOT c.exhausted"
+    "  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, c.pos)"
+    " SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at"
+    "   FROM u ORDER BY u.pos",
+    {UUIDOID, UUIDOID, INT4OID, TEXTOID, TEXTARRAYOID, INTERVALOID});
+
+}  // namespace
+
+ONCE_SQL_FUNCTION(once_claim) {
+    text* relay = relay_arg(fcinfo, 0);
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_batch, "batch must not be NULL", {}, "Pass e.g. 100.");
+    int32 batch = PG_GETARG_INT32(1);
+    validate_batch(batch);
+    interval_arg_ms(fcinfo, 2, "lease", 1, kMaxLeaseMs);
+    ArrayType* topics = nullptr;
+    if (!PG_ARGISNULL(3)) {
+        topics = PG_GETARG_ARRAYTYPE_P(3);
+        Datum* elems = nullptr;
+        bool* nulls = nullptr;
+        int n = 0;
+        pg_call([&] { deconstruct_array(topics, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
+        if (n == 0)
+            throw Error(ErrorCode::invalid_topic_pattern, "topics must not be an empty array", {},
+                        "Pass NULL for every topic, or patterns such as '{order.>}'.");
+        for (int i = 0; i < n; ++i) {
+            if (nulls[i])
+                throw Error(ErrorCode::invalid_topic_pattern, "topics must not contain NULL",
+                            "Element " + std::to_string(i + 1) + " is NULL.");
+            validate_topic_pattern(view(DatumGetTextPP(elems[i])));
+        }
+    }
+
+    pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
+    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    SpiSession spi;
+    Uuid low = claim_low_watermark();
+    // Positions up to the end of this millisecond: later ones are delayed messages.
+    Uuid high = uuid_v7_floor(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()) + 1));
+    Datum values[] = {uuid_datum(low), uuid_datum(high), Int32GetDatum(batch), PointerGetDatum(relay),
+                      PointerGetDatum(topics), PG_GETARG_DATUM(2)};
+    const char nulls[] = {' ', ' ', ' ', ' ', topics ? ' ' : 'n', ' '};
+    uint64 n;
+    {
+        AsExtensionOwner owner;
+        n = claim_plan.execute(values, nulls);
+    }
+    pg_call([&] {
+        for (uint64 i = 0; i < n; ++i)
+            tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
+    });
+    return (Datum)0;
+}
+
+// ----------------------------------------------------------------------------- ack / nack / extend
+
+namespace {
+
+SavedPlan ack_plan(
+    "WITH d AS ("
+    "  DELETE FROM once.outbox o"
+    "   WHERE o.id OPERATOR(pg_catalog.=) ANY ($2) AND o.relay OPERATOR(pg_catalog.=) $1"
+    "     AND o.dead_at IS NULL"
+    "  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at),"
+    " h AS ("
+    "  INSERT INTO once.outbox_delivered"
+    "         (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)"
+    "  SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, $1,"
+    "         pg_catalog.now() OPERATOR(pg_catalog.+) p.retention"
+    "    FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic"
+    "   WHERE p.retention IS NOT NULL)"
+    " SELECT pg_catalog.count(*)::pg_catalog.int4 FROM d",
+    {TEXTOID, UUIDARRAYOID});
+
+SavedPlan extend_plan(
+    "UPDATE once.outbox o SET visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $3"
+    " WHERE o.id OPERATOR(pg_catalog.=) ANY ($2) AND o.relay OPERATOR(pg_catalog.=) $1"
+    "   AND o.dead_at IS NULL",
+    {TEXTOID, UUIDARRAYOID, INTERVALOID});
+
+SavedPlan nack_lookup_plan(
+    "SELECT o.attempt, (o.relay OPERATOR(pg_catalog.=) $1 AND o.dead_at IS NULL) IS TRUE,"
+    "       p.max_attempts,"
+    "       (pg_catalog.date_part('epoch', p.backoff_base) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,"
+    "       (pg_catalog.date_part('epoch', p.backoff_max) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8"
+    "  FROM once.outbox o"
+    "  LEFT JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) o.topic"
+    " WHERE o.id OPERATOR(pg_catalog.=) $2"
+    "   FOR UPDATE OF o",
+    {TEXTOID, UUIDOID});
+
+SavedPlan nack_retry_plan(
+    "UPDATE once.outbox SET relay = NULL, last_error = $2, visible_at = $3, pos = $4"
+    " WHERE id OPERATOR(pg_catalog.=) $1",
+    {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID});
+
+SavedPlan nack_dead_plan(
+    "UPDATE once.outbox SET relay = NULL, last_error = $2, dead_at = pg_catalog.now(),"
+    "       visible_at = 'infinity', pos = '00000000-0000-0000-0000-000000000000'"
+    " WHERE id OPERATOR(pg_catalog.=) $1",
+    {UUIDOID, TEXTOID});
+
+Datum ids_array_datum(FunctionCallInfo fcinfo, int arg) {
+    ids_arg(fcinfo, arg);  // validates
+    return PG_GETARG_DATUM(arg);
+}
+
+}  // namespace
+
+ONCE_SQL_FUNCTION(once_ack) {
+    text* relay = relay_arg(fcinfo, 0);
+    Datum ids = ids_array_datum(fcinfo, 1);
+    Datum values[] = {PointerGetDatum(relay), ids};
+    SpiSession spi;
+    AsExtensionOwner owner;
+    ack_plan.execute(values, nullptr);
+    Datum v;
+    int32 acked = spi_value(0, 1, &v) ? DatumGetInt32(v) : 0;
+    PG_RETURN_INT32(acked);
+}
+
+ONCE_SQL_FUNCTION(once_extend) {
+    text* relay = relay_arg(fcinfo, 0);
+    Datum ids = ids_array_datum(fcinfo, 1);
+    interval_arg_ms(fcinfo, 2, "lease", 1, kMaxLeaseMs);
+    Datum values[] = {PointerGetDatum(relay), ids, PG_GETARG_DATUM(2)};
+    SpiSession spi;
+    AsExtensionOwner owner;
+    PG_RETURN_INT32(static_cast<int32>(extend_plan.execute(values, nullptr)));
+}
+
+ONCE_SQL_FUNCTION(once_nack) {
+    text* relay = relay_arg(fcinfo, 0);
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
+                    "Pass an id returned by once.claim.");
+    Datum id = PG_GETARG_DATUM(1);
+    std::optional<int64_t> retry_after;
+    if (!PG_ARGISNULL(3)) retry_after = interval_arg_ms(fcinfo, 3, "retry_after", 0, kMaxRetryAfterMs);
+    Datum error = PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2);
+
+    const char* outcome;
+    {
+        SpiSession spi;
+        AsExtensionOwner owner;
+        Datum values[] = {PointerGetDatum(relay), id};
+        if (nack_lookup_plan.execute(values, nullptr, 1) != 1)
+            throw Error(ErrorCode::message_not_found, "message " + uuid_text(id) + " is not in the outbox",
+                        "It was acknowledged (perhaps by a relay that took over its lease), "
+                        "discarded, or never sent.",
+                        "Do not retry it: nothing is left to deliver.");
+        Datum v;
+        const int attempt = spi_value(0, 1, &v) ? DatumGetInt32(v) : 0;
+        const bool held = spi_value(0, 2, &v) && DatumGetBool(v);
+        if (!held) {
+            outcome = "stale";
+        } else {
+            RetryPolicy policy;
+            if (spi_value(0, 3, &v)) policy.max_attempts = DatumGetInt32(v);
+            if (spi_value(0, 4, &v)) policy.backoff.base_ms = DatumGetInt64(v);
+            if (spi_value(0, 5, &v)) policy.backoff.cap_ms = DatumGetInt64(v);
+            NackDecision d = decide_nack(policy, attempt, retry_after, uniform01());
+            const char error_null = error ? ' ' : 'n';
+            if (d.dead) {
+                Datum args[] = {id, error};
+                const char nulls[] = {' ', error_null};
+                nack_dead_plan.execute(args, nulls);
+                outcome = "dead";
+            } else {
+                TimestampTz visible = GetCurrentTransactionStartTimestamp() + d.delay_ms * 1000;
+                Uuid pos = uuid_v7_at(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()) + d.delay_ms),
+                                      random10());
+                Datum args[] = {id, error, TimestampTzGetDatum(visible), uuid_datum(pos)};
+                const char nulls[] = {' ', error_null, ' ', ' '};
+                nack_retry_plan.execute(args, nulls);
+                outcome = "retry";
+            }
+        }
+    }
+    PG_RETURN_TEXT_P(cstring_to_text(outcome));
+}
+
+// ----------------------------------------------------------------------------- helpers
+
+ONCE_SQL_FUNCTION(once_outbox_topics_match) {
+    ArrayType* patterns = PG_GETARG_ARRAYTYPE_P(0);
+    text* topic = PG_GETARG_TEXT_PP(1);
+    Datum* elems = nullptr;
+    bool* nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(patterns, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
+    for (int i = 0; i < n; ++i)
+        if (!nulls[i] && topic_matches(view(DatumGetTextPP(elems[i])), view(topic))) PG_RETURN_BOOL(true);
+    PG_RETURN_BOOL(false);
+}
+
+ONCE_SQL_FUNCTION(once_outbox_position) {
+    TimestampTz at = PG_GETARG_TIMESTAMPTZ(0);
+    if (TIMESTAMP_NOT_FINITE(at)) throw Error(ErrorCode::invalid_interval, "position time must be finite");
+    return uuid_datum(uuid_v7_at(static_cast<uint64_t>(unix_ms(at)), random10()));
+}
+
+ONCE_SQL_FUNCTION(once_outbox_validate_policy) {
+    text* topic = topic_arg(fcinfo, 0);
+    (void)topic;
+    RetryPolicy policy;
+    if (PG_ARGISNULL(1)) throw Error(ErrorCode::invalid_policy, "max_attempts must not be NULL");
+    policy.max_attempts = PG_GETARG_INT32(1);
+    if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+        throw Error(ErrorCode::invalid_policy, "backoff_base and backoff_max must not be NULL");
+    policy.backoff.base_ms = interval_ms(PG_GETARG_INTERVAL_P(2));
+    policy.backoff.cap_ms = interval_ms(PG_GETARG_INTERVAL_P(3));
+    validate_policy(policy);
+    if (!PG_ARGISNULL(4) && interval_ms(PG_GETARG_INTERVAL_P(4)) <= 0)
+        throw Error(ErrorCode::invalid_policy, "retention must be positive or NULL",
+                    {}, "Pass NULL to keep no delivered history.");
+    PG_RETURN_VOID();
+}

@@ -1,0 +1,298 @@
+#include "outbox_notify.hpp"
+
+#include "guard.hpp"
+
+extern "C" {
+#include "commands/async.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+}
+
+#include <csignal>
+
+namespace once::pg {
+namespace {
+
+constexpr int kSlots = 64;                       // databases with a notifier at the same time
+constexpr int64 kIdleExitUs = 2 * 1000 * 1000;   // a notifier exits after 2 s without work
+constexpr int64 kStartTimeoutUs = 10 * 1000 * 1000;
+
+struct Slot {
+    Oid dboid;
+    int inflight;               // transactions of this database that sent and have not ended
+    pg_atomic_uint32 pending;   // a transaction that sent has committed since the last NOTIFY
+    pg_atomic_uint64 notifies;  // NOTIFYs sent (for tests and docs)
+    pid_t worker_pid;           // 0: no notifier running
+    Latch* latch;
+    bool starting;
+    TimestampTz starting_since;
+};
+
+struct Shared {
+    slock_t mutex;
+    Slot slots[kSlots];
+};
+
+Shared* shared = nullptr;
+bool preloaded = false;
+int notify_interval_ms = 2;
+shmem_request_hook_type previous_request_hook = nullptr;
+shmem_startup_hook_type previous_startup_hook = nullptr;
+
+// Backend-local state of the current transaction.
+bool sent_in_xact = false;
+Slot* counted_slot = nullptr;  // slot whose inflight this transaction incremented
+
+void request_shmem() {
+    if (previous_request_hook) previous_request_hook();
+    RequestAddinShmemSpace(MAXALIGN(sizeof(Shared)));
+}
+
+void startup_shmem() {
+    if (previous_startup_hook) previous_startup_hook();
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    bool found = false;
+    shared = static_cast<Shared*>(ShmemInitStruct("pg_once outbox notifier", sizeof(Shared), &found));
+    if (!found) {
+        SpinLockInit(&shared->mutex);
+        for (Slot& s : shared->slots) {
+            s.dboid = InvalidOid;
+            s.inflight = 0;
+            pg_atomic_init_u32(&s.pending, 0);
+            pg_atomic_init_u64(&s.notifies, 0);
+            s.worker_pid = 0;
+            s.latch = nullptr;
+            s.starting = false;
+            s.starting_since = 0;
+        }
+    }
+    LWLockRelease(AddinShmemInitLock);
+}
+
+// Caller holds the mutex.
+Slot* find_slot(Oid dboid, bool allocate) {
+    Slot* free_slot = nullptr;
+    for (Slot& s : shared->slots) {
+        if (s.dboid == dboid) return &s;
+        if (!free_slot && (s.dboid == InvalidOid ||
+                           (s.worker_pid == 0 && s.inflight == 0 && !s.starting)))
+            free_slot = &s;
+    }
+    if (!allocate || !free_slot) return nullptr;
+    free_slot->dboid = dboid;
+    free_slot->inflight = 0;
+    pg_atomic_write_u32(&free_slot->pending, 0);
+    free_slot->worker_pid = 0;
+    free_slot->latch = nullptr;
+    free_slot->starting = false;
+    return free_slot;
+}
+
+bool start_worker() {
+    BackgroundWorker worker{};
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    worker.bgw_restart_time = BGW_NEVER_RESTART;
+    snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_once");
+    snprintf(worker.bgw_function_name, BGW_MAXLEN, "once_outbox_notifier_main");
+    snprintf(worker.bgw_name, BGW_MAXLEN, "pg_once outbox notifier for database %u", MyDatabaseId);
+    snprintf(worker.bgw_type, BGW_MAXLEN, "pg_once outbox notifier");
+    worker.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+    worker.bgw_notify_pid = 0;
+    return RegisterDynamicBackgroundWorker(&worker, nullptr);
+}
+
+void notify_now() {
+    pg_call([] { Async_Notify(kOutboxChannel, nullptr); });
+}
+
+void end_of_transaction(bool committed) {
+    if (counted_slot != nullptr) {
+        Latch* latch = nullptr;
+        SpinLockAcquire(&shared->mutex);
+        counted_slot->inflight--;
+        if (committed) {
+            pg_atomic_write_u32(&counted_slot->pending, 1);
+            latch = counted_slot->latch;
+        }
+        SpinLockRelease(&shared->mutex);
+        if (latch) SetLatch(latch);
+    }
+    counted_slot = nullptr;
+    sent_in_xact = false;
+}
+
+void xact_callback(XactEvent event, void*) {
+    switch (event) {
+        case XACT_EVENT_COMMIT:
+            end_of_transaction(true);
+            break;
+        case XACT_EVENT_ABORT:
+        case XACT_EVENT_PREPARE:  // COMMIT PREPARED is not seen here: relays poll for those
+            end_of_transaction(false);
+            break;
+        default:
+            break;
+    }
+}
+
+void worker_detach(int, Datum arg) {
+    Slot* slot = reinterpret_cast<Slot*>(DatumGetPointer(arg));
+    SpinLockAcquire(&shared->mutex);
+    if (slot->worker_pid == MyProcPid) {
+        slot->worker_pid = 0;
+        slot->latch = nullptr;
+    }
+    SpinLockRelease(&shared->mutex);
+}
+
+}  // namespace
+
+bool outbox_notifier_preloaded() { return preloaded && shared != nullptr; }
+
+void outbox_mark_sent() {
+    if (sent_in_xact) return;
+    sent_in_xact = true;
+    if (!outbox_notifier_preloaded()) {
+        notify_now();  // fallback: one NOTIFY per transaction, sent at commit
+        return;
+    }
+    TimestampTz now = GetCurrentTimestamp();
+    bool start = false;
+    SpinLockAcquire(&shared->mutex);
+    Slot* slot = find_slot(MyDatabaseId, true);
+    if (slot != nullptr) {
+        slot->inflight++;
+        if (slot->worker_pid == 0 && (!slot->starting || now - slot->starting_since > kStartTimeoutUs)) {
+            slot->starting = true;
+            slot->starting_since = now;
+            start = true;
+        }
+    }
+    SpinLockRelease(&shared->mutex);
+    if (slot == nullptr) {
+        notify_now();
+        return;
+    }
+    counted_slot = slot;
+    if (start && !pg_call([] { return start_worker(); })) {
+        SpinLockAcquire(&shared->mutex);
+        slot->starting = false;
+        SpinLockRelease(&shared->mutex);
+        pg_call([] {
+            ereport(WARNING, (errmsg("pg_once: could not start the outbox notifier; this transaction NOTIFYs itself"),
+                              errhint("Raise max_worker_processes.")));
+        });
+        notify_now();
+    }
+}
+
+void outbox_init() {
+    outbox_define_gucs();
+    DefineCustomIntVariable(
+        "once.notify_interval", "Shortest time between two relay wake-ups (NOTIFY once_outbox).",
+        "Commits in between are coalesced into the next wake-up. Only with shared_preload_libraries.",
+        &notify_interval_ms, 2, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    RegisterXactCallback(xact_callback, nullptr);
+    if (process_shared_preload_libraries_in_progress) {
+        preloaded = true;
+        previous_request_hook = shmem_request_hook;
+        shmem_request_hook = request_shmem;
+        previous_startup_hook = shmem_startup_hook;
+        shmem_startup_hook = startup_shmem;
+    }
+}
+
+}  // namespace once::pg
+
+using namespace once::pg;
+
+extern "C" PGDLLEXPORT void once_outbox_notifier_main(Datum arg) {
+    Oid dboid = DatumGetObjectId(arg);
+    pqsignal(SIGTERM, die);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+    SpinLockAcquire(&shared->mutex);
+    Slot* slot = find_slot(dboid, false);
+    bool mine = slot != nullptr && slot->worker_pid == 0;
+    if (mine) {
+        slot->worker_pid = MyProcPid;
+        slot->latch = MyLatch;
+        slot->starting = false;
+    }
+    SpinLockRelease(&shared->mutex);
+    if (!mine) proc_exit(0);  // another notifier serves this database
+    before_shmem_exit(worker_detach, PointerGetDatum(slot));
+
+    TimestampTz last_work = GetCurrentTimestamp();
+    for (;;) {
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+        if (pg_atomic_exchange_u32(&slot->pending, 0) != 0) {
+            StartTransactionCommand();
+            Async_Notify(kOutboxChannel, nullptr);
+            CommitTransactionCommand();
+            pg_atomic_fetch_add_u64(&slot->notifies, 1);
+            last_work = GetCurrentTimestamp();
+            if (notify_interval_ms > 0) pg_usleep(notify_interval_ms * 1000L);
+            continue;
+        }
+        TimestampTz now = GetCurrentTimestamp();
+        if (now - last_work >= kIdleExitUs) {
+            SpinLockAcquire(&shared->mutex);
+            bool idle = slot->inflight == 0 && pg_atomic_read_u32(&slot->pending) == 0;
+            if (idle) {
+                slot->worker_pid = 0;
+                slot->latch = nullptr;
+            }
+            SpinLockRelease(&shared->mutex);
+            if (idle) proc_exit(0);
+            last_work = now;
+        }
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 500, PG_WAIT_EXTENSION);
+    }
+}
+
+ONCE_SQL_FUNCTION(once_outbox_notifier_preloaded) {
+    PG_RETURN_BOOL(outbox_notifier_preloaded());
+}
+
+// once.outbox_notifier_status(): whether the notifier is available, the pid of this
+// database's notifier (NULL when none runs) and how many NOTIFYs it has sent.
+ONCE_SQL_FUNCTION(once_outbox_notifier_status) {
+    Datum values[3] = {BoolGetDatum(outbox_notifier_preloaded()), 0, Int64GetDatum(0)};
+    bool nulls[3] = {false, true, false};
+    if (outbox_notifier_preloaded()) {
+        SpinLockAcquire(&shared->mutex);
+        for (Slot& s : shared->slots) {
+            if (s.dboid != MyDatabaseId) continue;
+            if (s.worker_pid != 0) {
+                values[1] = Int32GetDatum(s.worker_pid);
+                nulls[1] = false;
+            }
+            values[2] = Int64GetDatum(static_cast<int64>(pg_atomic_read_u64(&s.notifies)));
+        }
+        SpinLockRelease(&shared->mutex);
+    }
+    return pg_call([&] {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "pg_once: function must be declared with OUT parameters");
+        return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+    });
+}

@@ -1,0 +1,319 @@
+-- Transactional outbox: once.send / send_many (producers), once.claim / ack / nack / extend
+-- (relays), retry policies, dead letters, statistics. See docs/outbox.md.
+--
+-- Storage rules (they keep the table small and claims fast under real traffic):
+--  * one row per message that is not yet acknowledged; ack DELETEs it (no "sent" status);
+--  * a claim updates only visible_at, attempt and relay, none of which is indexed, so claims
+--    are HOT updates that add no index entries;
+--  * the claim scan walks the index on pos (a time-ordered uuid: when the message may next be
+--    claimed) from a per-backend low watermark, so dead index entries left by acked rows that
+--    VACUUM cannot yet remove (an old snapshot elsewhere) are skipped, not walked each claim.
+
+CREATE TABLE once.outbox (
+    id          uuid        NOT NULL,              -- message id (UUID v7 unless the producer chose one)
+    pos         uuid        NOT NULL,              -- claim order: v7 uuid of the time it becomes due; nil when dead
+    created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    visible_at  timestamptz NOT NULL,              -- claimable from: deliver_at, lease end, next retry; infinity when dead
+    attempt     integer     NOT NULL DEFAULT 0,    -- deliveries so far (each claim adds one)
+    dead_at     timestamptz,                       -- set when attempts are exhausted
+    key_seq     uuid,                              -- send order within key (strictly increasing per key)
+    topic       text        NOT NULL,
+    key         text,                              -- ordering key; NULL = no ordering
+    relay       text,                              -- lease holder (last claimer) until ack / nack
+    payload     jsonb       NOT NULL,
+    headers     jsonb,
+    last_error  text,
+    CONSTRAINT outbox_pkey PRIMARY KEY (id)
+) WITH (
+    fillfactor = 80,                               -- room for HOT claim updates
+    autovacuum_vacuum_scale_factor = 0,            -- a queue: vacuum by row count, not by size
+    autovacuum_vacuum_threshold = 2000,
+    autovacuum_vacuum_insert_scale_factor = 0,
+    autovacuum_vacuum_insert_threshold = 10000,
+    autovacuum_vacuum_cost_delay = 0,
+    autovacuum_analyze_scale_factor = 0,
+    autovacuum_analyze_threshold = 10000
+);
+CREATE INDEX outbox_pos ON once.outbox (pos);
+CREATE INDEX outbox_key ON once.outbox (key, key_seq) WHERE key IS NOT NULL;
+COMMENT ON TABLE once.outbox IS
+    'Messages not yet acknowledged (ready, delayed, in flight or dead); acked rows are deleted';
+REVOKE ALL ON TABLE once.outbox FROM PUBLIC;
+
+-- What once.claim returns.
+CREATE TYPE once.message AS (
+    id         uuid,
+    topic      text,
+    key        text,
+    payload    jsonb,
+    headers    jsonb,
+    attempt    integer,
+    created_at timestamptz
+);
+
+-- Per-topic retry policy and delivered-history retention. Topics without a row use the
+-- defaults (25 attempts, 1 s .. 1 h backoff, no history).
+CREATE TABLE once.outbox_topic_policies (
+    topic        text     PRIMARY KEY,
+    max_attempts integer  NOT NULL DEFAULT 25 CHECK (max_attempts BETWEEN 1 AND 1000),
+    backoff_base interval NOT NULL DEFAULT '1 second',
+    backoff_max  interval NOT NULL DEFAULT '1 hour',
+    retention    interval                           -- keep acked messages this long; NULL = not at all
+);
+REVOKE ALL ON TABLE once.outbox_topic_policies FROM PUBLIC;
+GRANT SELECT ON TABLE once.outbox_topic_policies TO once_admin, once_relay;
+
+-- Optional delivered history (only topics whose policy sets a retention).
+CREATE TABLE once.outbox_delivered (
+    id           uuid        NOT NULL,
+    topic        text        NOT NULL,
+    key          text,
+    payload      jsonb       NOT NULL,
+    headers      jsonb,
+    attempt      integer     NOT NULL,
+    created_at   timestamptz NOT NULL,
+    delivered_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    relay        text,
+    expires_at   timestamptz NOT NULL
+);
+CREATE INDEX outbox_delivered_id ON once.outbox_delivered (id);
+CREATE INDEX outbox_delivered_expires_brin ON once.outbox_delivered USING brin (expires_at)
+    WITH (autosummarize = on);
+REVOKE ALL ON TABLE once.outbox_delivered FROM PUBLIC;
+GRANT SELECT ON TABLE once.outbox_delivered TO once_admin;
+
+-- ----------------------------------------------------------------------------- producers
+
+CREATE FUNCTION once.send(
+    topic      text,
+    payload    jsonb,
+    key        text        DEFAULT NULL,
+    headers    jsonb       DEFAULT NULL,
+    deliver_at timestamptz DEFAULT NULL,
+    message_id uuid        DEFAULT NULL)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'once_send' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid) IS
+    'Write a message in the caller''s transaction; returns its id (UUID v7). A repeated explicit message_id is a no-op';
+
+CREATE FUNCTION once.send_many(topic text, payloads jsonb[], keys text[] DEFAULT NULL)
+RETURNS SETOF uuid
+AS 'MODULE_PATHNAME', 'once_send_many' LANGUAGE C VOLATILE ROWS 100;
+COMMENT ON FUNCTION once.send_many(text, jsonb[], text[]) IS
+    'Write many messages of one topic in one statement; returns their ids in array order';
+
+-- ----------------------------------------------------------------------------- relays
+
+CREATE FUNCTION once.outbox_topics_match(patterns text[], topic text) RETURNS boolean
+AS 'MODULE_PATHNAME', 'once_outbox_topics_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION once.outbox_topics_match(text[], text) IS
+    'True when topic matches one of the NATS-style patterns (used by once.claim)';
+REVOKE ALL ON FUNCTION once.outbox_topics_match(text[], text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.outbox_topics_match(text[], text) TO once_relay, once_admin;
+
+CREATE FUNCTION once.claim(
+    relay  text,
+    batch  integer  DEFAULT 100,
+    lease  interval DEFAULT '30 seconds',
+    topics text[]   DEFAULT NULL)
+RETURNS SETOF once.message
+AS 'MODULE_PATHNAME', 'once_claim' LANGUAGE C VOLATILE ROWS 100;
+COMMENT ON FUNCTION once.claim(text, integer, interval, text[]) IS
+    'Lease up to batch ready messages (oldest first, one per key at a time) to relay';
+
+CREATE FUNCTION once.ack(relay text, ids uuid[]) RETURNS integer
+AS 'MODULE_PATHNAME', 'once_ack' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.ack(text, uuid[]) IS
+    'Delete delivered messages held by relay; returns how many were acknowledged (stale ids are not)';
+
+CREATE FUNCTION once.nack(relay text, id uuid, error text, retry_after interval DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'once_nack' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.nack(text, uuid, text, interval) IS
+    'Record a failed delivery: retry (after retry_after or the topic''s backoff), dead (attempts exhausted) or stale (not held by relay)';
+
+CREATE FUNCTION once.extend(relay text, ids uuid[], lease interval) RETURNS integer
+AS 'MODULE_PATHNAME', 'once_extend' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.extend(text, uuid[], interval) IS
+    'Extend the lease of messages held by relay to now() + lease; returns how many were extended';
+
+-- Internal: a claim position (v7 uuid) for a point in time.
+CREATE FUNCTION once.outbox_position(at timestamptz) RETURNS uuid
+AS 'MODULE_PATHNAME', 'once_outbox_position' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION once.outbox_position(timestamptz) FROM PUBLIC;
+
+-- Internal: whether the coalescing notifier is available (pg_once in shared_preload_libraries).
+CREATE FUNCTION once.outbox_notifier_preloaded() RETURNS boolean
+AS 'MODULE_PATHNAME', 'once_outbox_notifier_preloaded' LANGUAGE C STABLE;
+REVOKE ALL ON FUNCTION once.outbox_notifier_preloaded() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.outbox_notifier_preloaded() TO once_admin, once_relay;
+
+CREATE FUNCTION once.outbox_notifier_status(OUT preloaded boolean, OUT worker_pid integer, OUT notifies bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'once_outbox_notifier_status' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.outbox_notifier_status() IS
+    'Coalescing notifier of this database: available (preloaded), its pid (NULL when idle), NOTIFYs sent since start';
+REVOKE ALL ON FUNCTION once.outbox_notifier_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.outbox_notifier_status() TO once_admin, once_relay;
+
+-- ----------------------------------------------------------------------------- policy
+
+CREATE FUNCTION once.topic_policy(
+    topic        text,
+    max_attempts integer  DEFAULT 25,
+    backoff_base interval DEFAULT '1 second',
+    backoff_max  interval DEFAULT '1 hour',
+    retention    interval DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM once.outbox_validate_policy(topic, max_attempts, backoff_base, backoff_max, retention);
+    INSERT INTO once.outbox_topic_policies AS p (topic, max_attempts, backoff_base, backoff_max, retention)
+    VALUES (topic, max_attempts, backoff_base, backoff_max, retention)
+    ON CONFLICT ON CONSTRAINT outbox_topic_policies_pkey DO UPDATE
+       SET max_attempts = excluded.max_attempts, backoff_base = excluded.backoff_base,
+           backoff_max = excluded.backoff_max, retention = excluded.retention;
+END
+$$;
+COMMENT ON FUNCTION once.topic_policy(text, integer, interval, interval, interval) IS
+    'Set a topic''s retry policy (max attempts, backoff window) and delivered-history retention';
+
+CREATE FUNCTION once.outbox_validate_policy(
+    topic text, max_attempts integer, backoff_base interval, backoff_max interval, retention interval)
+RETURNS void
+AS 'MODULE_PATHNAME', 'once_outbox_validate_policy' LANGUAGE C IMMUTABLE;
+REVOKE ALL ON FUNCTION once.outbox_validate_policy(text, integer, interval, interval, interval) FROM PUBLIC;
+
+-- ----------------------------------------------------------------------------- dead letters
+
+CREATE VIEW once.dead_letters AS
+SELECT o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.last_error,
+       o.created_at, o.dead_at,
+       (o.key IS NOT NULL) AS blocks_key
+  FROM once.outbox o
+ WHERE o.dead_at IS NOT NULL;
+COMMENT ON VIEW once.dead_letters IS
+    'Messages whose attempts are exhausted; a keyed one holds back later messages of its key until redriven or discarded';
+REVOKE ALL ON TABLE once.dead_letters FROM PUBLIC;
+GRANT SELECT ON TABLE once.dead_letters TO once_admin, once_relay;
+
+-- Keys whose oldest message is dead: the messages behind it wait (per-key order is kept).
+CREATE VIEW once.blocked_keys AS
+SELECT d.key, d.topic, d.id AS dead_message_id, d.dead_at, d.last_error,
+       (SELECT pg_catalog.count(*) FROM once.outbox w
+         WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
+  FROM once.outbox d
+ WHERE d.dead_at IS NOT NULL AND d.key IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq);
+COMMENT ON VIEW once.blocked_keys IS
+    'Ordering keys held back by a dead message: redrive or discard it to release the key';
+REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
+GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
+
+CREATE FUNCTION once.redrive(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    IF ids IS NULL OR pg_catalog.cardinality(ids) = 0 OR pg_catalog.array_position(ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'ids must be a non-empty array without NULLs'
+            USING ERRCODE = 'ON211', DETAIL = pg_catalog.format('ids was %s.', ids),
+                  HINT = 'Pass the ids of dead letters, e.g. from once.dead_letters.';
+    END IF;
+    UPDATE once.outbox
+       SET dead_at = NULL, attempt = 0, relay = NULL, visible_at = pg_catalog.now(),
+           pos = once.outbox_position(pg_catalog.clock_timestamp())
+     WHERE id = ANY (ids) AND dead_at IS NOT NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+        NOTIFY once_outbox;
+    END IF;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.redrive(uuid[]) IS
+    'Bring dead letters back: attempts start again from 0; returns how many were dead letters';
+
+CREATE FUNCTION once.discard(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    IF ids IS NULL OR pg_catalog.cardinality(ids) = 0 OR pg_catalog.array_position(ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'ids must be a non-empty array without NULLs'
+            USING ERRCODE = 'ON211', DETAIL = pg_catalog.format('ids was %s.', ids),
+                  HINT = 'Pass the ids of dead letters, e.g. from once.dead_letters.';
+    END IF;
+    DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.discard(uuid[]) IS
+    'Delete dead letters for good (releases their keys); returns how many were deleted';
+
+-- ----------------------------------------------------------------------------- statistics
+
+CREATE VIEW once.outbox_stats AS
+SELECT o.topic,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now()) AS ready,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at > pg_catalog.now() AND o.relay IS NULL) AS delayed,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at > pg_catalog.now() AND o.relay IS NOT NULL) AS in_flight,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NOT NULL) AS dead,
+       pg_catalog.now() - pg_catalog.min(o.created_at) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now()) AS oldest_ready_age
+  FROM once.outbox o
+ GROUP BY o.topic;
+COMMENT ON VIEW once.outbox_stats IS
+    'Per topic: ready, delayed (deliver_at or retry backoff), in flight (leased), dead, age of the oldest ready message';
+REVOKE ALL ON TABLE once.outbox_stats FROM PUBLIC;
+GRANT SELECT ON TABLE once.outbox_stats TO once_admin, once_relay;
+
+-- ----------------------------------------------------------------------------- maintenance
+
+CREATE FUNCTION once.purge_outbox(max_rows integer) RETURNS bigint
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH doomed AS (
+        DELETE FROM once.outbox_delivered
+         WHERE ctid = ANY (ARRAY(SELECT ctid FROM once.outbox_delivered
+                                  WHERE expires_at <= now()
+                                  LIMIT greatest(max_rows, 0)))
+        RETURNING 1)
+    SELECT count(*) FROM doomed
+$$;
+
+-- ----------------------------------------------------------------------------- privileges
+
+REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
+    once.send_many(text, jsonb[], text[]),
+    once.claim(text, integer, interval, text[]),
+    once.ack(text, uuid[]),
+    once.nack(text, uuid, text, interval),
+    once.extend(text, uuid[], interval),
+    once.topic_policy(text, integer, interval, interval, interval),
+    once.redrive(uuid[]),
+    once.discard(uuid[]),
+    once.purge_outbox(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
+    once.send_many(text, jsonb[], text[]) TO once_producer;
+GRANT EXECUTE ON FUNCTION once.claim(text, integer, interval, text[]),
+    once.ack(text, uuid[]),
+    once.nack(text, uuid, text, interval),
+    once.extend(text, uuid[], interval) TO once_relay;
+GRANT EXECUTE ON FUNCTION once.topic_policy(text, integer, interval, interval, interval),
+    once.redrive(uuid[]),
+    once.discard(uuid[]) TO once_admin;
+
+-- Without shared_preload_libraries the coalescing notifier cannot run: say so once, here.
+DO $preload$
+BEGIN
+    IF NOT once.outbox_notifier_preloaded() THEN
+        RAISE WARNING 'pg_once is not in shared_preload_libraries: every transaction that calls once.send will NOTIFY at commit'
+            USING DETAIL = 'NOTIFY takes a cluster-wide lock at commit, which limits producer throughput (see docs/outbox.md).',
+                  HINT = 'Add pg_once to shared_preload_libraries and restart the server to coalesce relay wake-ups in one background worker.';
+    END IF;
+END
+$preload$;

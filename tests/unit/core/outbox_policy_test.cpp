@@ -1,0 +1,109 @@
+#include "core/error.hpp"
+#include "core/outbox_policy.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace once;
+
+TEST(OutboxPolicy, NackRetriesWithinTheBackoffWindow) {
+    RetryPolicy p;
+    p.max_attempts = 5;
+    p.backoff = {1000, 8000};
+    for (int attempt = 1; attempt < 5; ++attempt) {
+        NackDecision d = decide_nack(p, attempt, std::nullopt, 0.999);
+        EXPECT_FALSE(d.dead);
+        EXPECT_LE(d.delay_ms, backoff_window_ms(p.backoff, attempt));
+        EXPECT_GE(d.delay_ms, 0);
+    }
+    EXPECT_EQ(decide_nack(p, 1, std::nullopt, 0.0).delay_ms, 0);  // full jitter starts at 0
+    EXPECT_EQ(decide_nack(p, 4, std::nullopt, 0.999).delay_ms, 7992);  // window capped at 8 s
+}
+
+TEST(OutboxPolicy, DeadAfterMaxAttempts) {
+    RetryPolicy p;
+    p.max_attempts = 3;
+    EXPECT_FALSE(decide_nack(p, 2, std::nullopt, 0.5).dead);
+    EXPECT_TRUE(decide_nack(p, 3, std::nullopt, 0.5).dead);
+    EXPECT_TRUE(decide_nack(p, 30, std::nullopt, 0.5).dead);
+    // an explicit retry_after does not keep a poison message alive
+    EXPECT_TRUE(decide_nack(p, 3, int64_t{10}, 0.5).dead);
+}
+
+TEST(OutboxPolicy, ExplicitRetryAfterWins) {
+    RetryPolicy p;
+    EXPECT_EQ(decide_nack(p, 1, int64_t{120000}, 0.9).delay_ms, 120000);
+    EXPECT_EQ(decide_nack(p, 1, int64_t{-5}, 0.9).delay_ms, 0);
+}
+
+TEST(OutboxPolicy, PolicyValidation) {
+    RetryPolicy p;
+    EXPECT_NO_THROW(validate_policy(p));
+    p.max_attempts = 0;
+    EXPECT_THROW(validate_policy(p), Error);
+    p = RetryPolicy{};
+    p.backoff = {2000, 1000};
+    try {
+        validate_policy(p);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::invalid_policy);
+    }
+}
+
+TEST(OutboxPolicy, BatchAndNames) {
+    EXPECT_NO_THROW(validate_batch(1));
+    EXPECT_NO_THROW(validate_batch(kMaxClaimBatch));
+    EXPECT_THROW(validate_batch(0), Error);
+    EXPECT_THROW(validate_batch(kMaxClaimBatch + 1), Error);
+    EXPECT_NO_THROW(validate_relay("relay-1@host"));
+    EXPECT_THROW(validate_relay(""), Error);
+    EXPECT_THROW(validate_relay(std::string(256, 'r')), Error);
+    EXPECT_THROW(validate_message_key("a\nb"), Error);
+    try {
+        validate_message_key("");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::invalid_message_key);
+    }
+}
+
+TEST(OutboxPolicy, FloorSortsBeforeEveryIdOfItsMillisecond) {
+    UuidV7Generator gen;
+    std::array<uint8_t, 10> zero{};
+    Uuid id = gen.next(1700000000123, zero);
+    EXPECT_LE(uuid_v7_floor(1700000000123), id);
+    EXPECT_GT(uuid_v7_floor(1700000000124), id);
+    EXPECT_EQ(uuid_v7_unix_ms(uuid_v7_floor(1700000000123)), 1700000000123u);
+    std::array<uint8_t, 10> ff;
+    ff.fill(0xFF);
+    Uuid at = uuid_v7_at(1700000000999, ff);
+    EXPECT_EQ(uuid_v7_unix_ms(at), 1700000000999u);
+    EXPECT_EQ(at[6] >> 4, 7);
+    EXPECT_EQ(at[8] >> 6, 2);
+}
+
+TEST(OutboxPolicy, SuccessorIsGreaterAndStaysV7) {
+    std::array<uint8_t, 10> r{};
+    r.fill(0x11);
+    Uuid id = uuid_v7_at(1700000000000, r);
+    Uuid next = uuid_v7_successor(id);
+    EXPECT_GT(next, id);
+    EXPECT_EQ(next[6] >> 4, 7);
+    EXPECT_EQ(next[8] >> 6, 2);
+    // carry out of the random bits into the counter
+    Uuid full = uuid_v7_floor(1700000000000);
+    full[8] = 0xBF;
+    for (int i = 9; i < 16; ++i) full[i] = 0xFF;
+    Uuid carried = uuid_v7_successor(full);
+    EXPECT_GT(carried, full);
+    EXPECT_EQ(carried[8], 0x80);
+    EXPECT_EQ(carried[7], 1);
+    // carry out of the counter into the timestamp
+    Uuid top = full;
+    top[6] = 0x7F;
+    top[7] = 0xFF;
+    Uuid ms = uuid_v7_successor(top);
+    EXPECT_GT(ms, top);
+    EXPECT_EQ(uuid_v7_unix_ms(ms), 1700000000001u);
+    EXPECT_EQ(ms[6], 0x70);
+}
