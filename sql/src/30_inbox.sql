@@ -145,9 +145,11 @@ RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF source IS NULL OR source = '' OR octet_length(source) > 255 THEN
-        RAISE EXCEPTION 'inbox source must be 1 to 255 bytes'
-            USING ERRCODE = 'ON302', DETAIL = format('source was %L.', source);
+    -- the rules of once.receive's source (core/key_validation.hpp)
+    IF source IS NULL OR source = '' OR octet_length(source) > 255 OR source ~ '[\x01-\x1f\x7f]' THEN
+        RAISE EXCEPTION 'inbox source must be 1 to 255 bytes without control characters'
+            USING ERRCODE = 'ON302', DETAIL = format('source was %L.', left(source, 300)),
+                  HINT = 'Use the source name that once.receive / once.deliver are called with.';
     END IF;
     IF retention IS NULL OR retention <= '0' THEN
         RAISE EXCEPTION 'retention must be a positive interval'

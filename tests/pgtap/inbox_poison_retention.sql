@@ -1,6 +1,6 @@
 -- Inbox: failed attempts, poison and retry; per-source retention and bounded purge.
 BEGIN;
-SELECT plan(30);
+SELECT plan(32);
 
 CREATE TABLE effects (message_id text);
 CREATE FUNCTION h(msg once.inbound) RETURNS void LANGUAGE sql AS $$ INSERT INTO effects VALUES (msg.message_id) $$;
@@ -38,6 +38,8 @@ SELECT is(once.inbox_failed('flaky', 'done-1', 'late report'), 2, 'a late failur
 SELECT is(once.deliver('flaky', 'done-1', 'job.run', '{}'), 'duplicate', 'but does not turn a processed message into poison');
 SELECT throws_ok($$SELECT once.inbox_failed(NULL, 'x', 'e')$$, 'ON302', NULL, 'inbox_failed: NULL source');
 SELECT throws_ok($$SELECT once.inbox_configure('s', '-1 day', 3)$$, '22023', NULL, 'inbox_configure: negative retention');
+SELECT throws_ok($$SELECT once.inbox_configure(E'a\tb')$$, 'ON302', NULL, 'inbox_configure: control character in source');
+SELECT throws_ok($$SELECT once.inbox_configure('s', '1 day', 0)$$, '22023', NULL, 'inbox_configure: max_attempts 0');
 
 -- retention: the default window is 7 days, per source configurable; purge is bounded
 SELECT once.inbox_configure('short', '1 hour');
