@@ -457,11 +457,6 @@ $$;
 --   SELECT once.subscribe('saga.campus_cafe_order.reply', 'once.saga_reply_handler(once.inbound)');
 -- Reply payload: {"saga_id": "...", "step": "...", "outcome": "succeeded", "output": {...}}
 -- (output optional; output.error carries the failure reason).
-DO $handler$
-BEGIN
-    -- once.inbound comes from the inbox (30_inbox.sql); without it there is no handler.
-    IF to_regtype('once.inbound') IS NOT NULL THEN
-        EXECUTE $f$
 CREATE FUNCTION once.saga_reply_handler(msg once.inbound) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -480,10 +475,7 @@ END
 $$;
 REVOKE ALL ON FUNCTION once.saga_reply_handler(once.inbound) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.saga_reply_handler(once.inbound) TO once_consumer;
-$f$;
-    END IF;
-END
-$handler$;
+
 
 REVOKE ALL ON FUNCTION once._saga_compile(text, jsonb), once._saga_decide(jsonb, jsonb, jsonb),
     once._saga_mermaid(text, jsonb), once._saga_ms(timestamptz), once._saga_check_id(text),

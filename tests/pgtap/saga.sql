@@ -1,7 +1,7 @@
 -- Orchestrated sagas: every rule of DESIGN.md "Sagas" and issue 6, with the CampusCafe order.
 -- Time-dependent rules (timeouts, backoff) are tested by moving the stored deadline back.
 BEGIN;
-SELECT plan(101);
+SELECT plan(105);
 
 -- Commands leave through once.send; the test reads them back from the outbox.
 -- (ordered by key_seq: the send order within the ordering key, which is the saga id)
@@ -150,6 +150,18 @@ SELECT is(once.saga_reply('c', 'reserve_stock', 'succeeded', NULL, 'c-1b'), 'dup
 SELECT is(once.saga_reply('c', 'reserve_stock', 'succeeded'), 'duplicate', 'C: ... also without a message id');
 SELECT is(pg_temp.sent_keys('c'), ARRAY['c:reserve_stock#1', 'c:capture_payment#1'], 'C: payment requested once');
 SELECT is(pg_temp.status('c'), 'running', 'C: still running');
+
+-- replies through the inbox: the built-in handler
+SELECT once.subscribe('saga.cafe_order.reply', 'once.saga_reply_handler(once.inbound)');
+SELECT is(once.deliver('relay-x', 'reply-1', 'saga.cafe_order.reply',
+    '{"saga_id": "c", "step": "capture_payment", "outcome": "succeeded", "output": {"payment_id": "p-c"}}', '{}'),
+    'processed', 'a reply message is delivered to the saga through the inbox');
+SELECT is((SELECT step || ' ' || (data->>'payment_id') FROM once.sagas WHERE saga_id = 'c'), 'notify p-c', '... and applied');
+SELECT is(once.deliver('relay-x', 'reply-1', 'saga.cafe_order.reply',
+    '{"saga_id": "c", "step": "capture_payment", "outcome": "succeeded"}', '{}'),
+    'duplicate', 'a redelivered reply is dropped by the inbox');
+SELECT throws_ok($$SELECT once.deliver('relay-x', 'reply-2', 'saga.cafe_order.reply', '{"saga_id": "c"}', '{}')$$,
+    'ON406', NULL, 'a malformed reply message: ON406');
 
 -- -------------------------------------------------------- scenario D: out-of-order reply
 SELECT once.saga_start('remote_notify', 'd', '{"item": "latte"}');
