@@ -87,7 +87,7 @@ cafe_standin_relay() {
     trap 'exit 0' TERM
     while :; do
         rows=$(psql -qAtX -F $'\t' -d "$from" -c "SELECT id, topic, payload, coalesce(headers, '{}')
-                 FROM once.claim('$name', 100, '30 seconds', ARRAY['$topics'])" 2>/dev/null) || { sleep 0.5; continue; }
+                 FROM once.claim('$name', 100, '5 seconds', ARRAY['$topics'])" 2>/dev/null) || { sleep 0.5; continue; }
         if [ -z "$rows" ]; then sleep 0.1; continue; fi
         sql="CREATE TEMP TABLE IF NOT EXISTS standin_ok (id uuid, ok boolean); TRUNCATE standin_ok;"
         while IFS=$'\t' read -r id topic payload headers; do
@@ -115,6 +115,8 @@ cafe_start_relays() {
     CAFE_RELAY_EXTRA=("$@")
     local i
     for i in "${!CAFE_RELAY_SPECS[@]}"; do cafe_start_relay "$i"; done
+    # the stand-in relays do not call once.saga_tick(): a stand-in ticker does
+    if [ -n "$CAFE_STANDIN" ] && [ -z "$CAFE_TICKER_PID" ]; then cafe_start_ticker; fi
 }
 
 cafe_stop_relay() {
@@ -128,6 +130,7 @@ cafe_stop_relay() {
 cafe_stop_relays() {
     local i
     for i in "${!CAFE_RELAY_PIDS[@]}"; do cafe_stop_relay "$i"; done
+    cafe_stop_ticker
 }
 
 # Kill -9 (a crash, not a drain) or a clean restart.

@@ -39,11 +39,6 @@ if [ -n "$CAFE_STANDIN" ]; then
     echo "   ** once-relay is not built here: using the STAND-IN relay (a shell loop calling"
     echo "   ** once.claim / once.deliver / once.ack, examples/campus_cafe/cafe.sh) and a stand-in"
     echo "   ** saga ticker (SELECT once.saga_tick() every 200 ms). Slower; same guarantees."
-    CAFE_TICKER=1
-fi
-if [ -n "${CAFE_TICKER:-}" ]; then
-    echo "   (stand-in saga ticker: SELECT once.saga_tick() every 200 ms on cafe_orders)"
-    cafe_start_ticker
 fi
 
 echo "== placing $orders orders (scenarios: ${CAFE_SCENARIOS[*]})"

@@ -82,7 +82,6 @@ inb=$(tps "$work/inbox.sql")
 
 echo "measuring end to end: $orders orders through 6 relays..."
 cafe_start_relays
-[ -n "${CAFE_TICKER:-}" ] && cafe_start_ticker
 CAFE_SCENARIOS=(happy)
 t0=$(date +%s.%N)
 cafe_place_orders "$orders" e2e

@@ -35,7 +35,6 @@ cafe_psql cafe_stock -c "ALTER DATABASE cafe_stock SET cafe.late_seconds = '4.5'
 cafe_psql cafe_payment -c "ALTER DATABASE cafe_payment SET cafe.late_seconds = '12'"
 
 cafe_start_relays
-[ -n "${CAFE_TICKER:-}" ] && cafe_start_ticker
 CAFE_RANDOM=1
 CAFE_SCENARIOS=(happy happy happy happy happy happy happy happy card_declined sold_out notify_outage
                 duplicates duplicates out_of_order release_fails lost_reply late_reply very_late)
