@@ -19,6 +19,9 @@ BEGIN
 END
 $roles$;
 
+-- Created here, not through the control file, so the schema is an extension member and
+-- DROP EXTENSION removes it (as pg_cron does).
+CREATE SCHEMA once;
 COMMENT ON SCHEMA once IS 'pg_once: idempotency keys, transactional outbox, inbox and sagas';
 
 -- Nobody but the roles may even look inside; the tables are reached through functions.

@@ -2,6 +2,8 @@
 #   once_cluster_start [postgres -c options...]   start one; exports PGHOST PGPORT PGUSER
 #   once_cluster_stop                             stop it and delete its files
 #   once_wait_for "what" SECONDS COMMAND...       poll COMMAND until it succeeds or time runs out
+#                                                 (pass a function, not "$(...)": arguments are
+#                                                 expanded once, the command runs every time)
 # The cluster listens on a Unix socket in its own directory only (no TCP port to collide
 # with), runs from the staged server in $ONCE_STAGE_DIR, and as user postgres when the
 # caller is root (PostgreSQL refuses to run as root).

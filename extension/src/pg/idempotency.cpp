@@ -72,6 +72,21 @@ Datum optional_attempt(FunctionCallInfo fcinfo, int arg, char* null_flag) {
     return PG_ARGISNULL(arg) ? 0 : PG_GETARG_DATUM(arg);
 }
 
+// The blessed descriptor of a function's OUT parameters, built once per call site and kept in
+// fn_extra (resolving it costs more than the rest of a replay).
+TupleDesc result_descriptor(FunctionCallInfo fcinfo) {
+    if (fcinfo->flinfo->fn_extra == nullptr) {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "pg_once: function must be declared with OUT parameters");
+        MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+        desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+        MemoryContextSwitchTo(old);
+        fcinfo->flinfo->fn_extra = desc;
+    }
+    return static_cast<TupleDesc>(fcinfo->flinfo->fn_extra);
+}
+
 // A composite result built in the caller's memory context after SPI has finished.
 template <int N>
 struct ResultRow {
@@ -80,10 +95,7 @@ struct ResultRow {
     void set_null(int i) { nulls[i] = true; }
     Datum to_datum(FunctionCallInfo fcinfo) {
         return pg_call([&] {
-            TupleDesc desc;
-            if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-                elog(ERROR, "pg_once: function must be declared with OUT parameters");
-            return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+            return HeapTupleGetDatum(heap_form_tuple(result_descriptor(fcinfo), values, nulls));
         });
     }
 };
@@ -105,40 +117,74 @@ struct KeyRow {
     int32 attempt = 0;
 };
 
-SavedPlan lookup_plan(
-    "SELECT k.fingerprint OPERATOR(pg_catalog.=) $3, k.state OPERATOR(pg_catalog.=) 'done',"
-    "       k.response, k.status, k.recovery_point, k.checkpoint, k.attempt,"
-    "       k.locked_until OPERATOR(pg_catalog.>) pg_catalog.now(),"
-    "       k.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()"
-    "  FROM once.keys k"
-    " WHERE k.scope OPERATOR(pg_catalog.=) $1 AND k.key OPERATOR(pg_catalog.=) $2",
-    {TEXTOID, TEXTOID, BYTEAOID});
-
-KeyRow lookup(const SpiSession& spi, const KeyArgs& args, bytea* fingerprint) {
-    Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), PointerGetDatum(fingerprint)};
+// Reads the key's row with a direct probe of the primary key index: no SPI, no executor, no
+// permission check (pg_once's own table). This is most of a replay's cost, so it matters.
+// The snapshot is taken after the key's lock was granted, so under READ COMMITTED it sees the
+// outcome of the transaction we waited for. Stored values are copied to the current context.
+KeyRow lookup(const KeyArgs& args, bytea* fingerprint) {
     KeyRow row;
-    uint64 n;
-    {
-        AsExtensionOwner owner;
-        n = lookup_plan.execute(values, nullptr, 2);
-    }
-    if (n == 0) return row;
-    auto copied = [&](int column, Datum* out) {
-        if (!spi_value(0, column, out)) return false;
-        *out = spi.copy_out(*out, false, -1);
-        return true;
-    };
-    Datum v;
-    row.found = true;
-    row.fingerprint_matches = spi_value(0, 1, &v) && DatumGetBool(v);
-    row.done = spi_value(0, 2, &v) && DatumGetBool(v);
-    row.has_response = copied(3, &row.response);
-    row.has_status = spi_value(0, 4, &row.status);
-    row.has_recovery_point = copied(5, &row.recovery_point);
-    row.has_checkpoint = copied(6, &row.checkpoint);
-    row.attempt = spi_value(0, 7, &v) ? DatumGetInt32(v) : 0;
-    row.lease_active = spi_value(0, 8, &v) && DatumGetBool(v);
-    row.expired = spi_value(0, 9, &v) && DatumGetBool(v);
+    pg_call([&] {
+        Oid schema = get_namespace_oid("once", false);
+        Oid table_id = get_relname_relid("keys", schema);
+        Oid index_id = get_relname_relid("keys_pkey", schema);
+        if (!OidIsValid(table_id) || !OidIsValid(index_id))
+            elog(ERROR, "pg_once: table once.keys or its primary key is missing");
+        Relation table = table_open(table_id, AccessShareLock);
+        Relation index = index_open(index_id, AccessShareLock);
+        ScanKeyData scan_keys[2];
+        ScanKeyEntryInitialize(&scan_keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+                               index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(args.scope));
+        ScanKeyEntryInitialize(&scan_keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
+                               index->rd_indcollation[1], F_TEXTEQ, PointerGetDatum(args.key));
+        Snapshot snapshot = RegisterSnapshot(GetTransactionSnapshot());
+        IndexScanDesc scan = index_beginscan(table, index, snapshot, 2, 0);
+        index_rescan(scan, scan_keys, 2, nullptr, 0);
+        TupleTableSlot* slot = table_slot_create(table, nullptr);
+        if (index_getnext_slot(scan, ForwardScanDirection, slot)) {
+            slot_getallattrs(slot);
+            TupleDesc desc = RelationGetDescr(table);
+            const TimestampTz now = GetCurrentTransactionStartTimestamp();  // = now()
+            auto column = [&](const char* name, bool* isnull) -> Datum {
+                for (int i = 0; i < desc->natts; ++i) {
+                    Form_pg_attribute attribute = TupleDescAttr(desc, i);
+                    if (!attribute->attisdropped && strcmp(NameStr(attribute->attname), name) == 0) {
+                        *isnull = slot->tts_isnull[i];
+                        return slot->tts_values[i];
+                    }
+                }
+                elog(ERROR, "pg_once: once.keys has no column %s", name);
+                return 0;
+            };
+            auto copied = [&](const char* name, Datum* out) {
+                bool isnull;
+                Datum value = column(name, &isnull);
+                if (!isnull) *out = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+                return !isnull;
+            };
+            bool isnull;
+            row.found = true;
+            bytea* stored = DatumGetByteaPP(column("fingerprint", &isnull));
+            row.fingerprint_matches =
+                VARSIZE_ANY_EXHDR(stored) == VARSIZE_ANY_EXHDR(fingerprint) &&
+                memcmp(VARDATA_ANY(stored), VARDATA_ANY(fingerprint), VARSIZE_ANY_EXHDR(fingerprint)) == 0;
+            text* state = DatumGetTextPP(column("state", &isnull));
+            row.done = VARSIZE_ANY_EXHDR(state) == 4 && memcmp(VARDATA_ANY(state), "done", 4) == 0;
+            row.has_response = copied("response", &row.response);
+            row.status = column("status", &isnull);
+            row.has_status = !isnull;
+            row.has_recovery_point = copied("recovery_point", &row.recovery_point);
+            row.has_checkpoint = copied("checkpoint", &row.checkpoint);
+            row.attempt = DatumGetInt32(column("attempt", &isnull));
+            Datum locked_until = column("locked_until", &isnull);
+            row.lease_active = !isnull && DatumGetTimestampTz(locked_until) > now;
+            row.expired = DatumGetTimestampTz(column("expires_at", &isnull)) <= now;
+        }
+        ExecDropSingleTupleTableSlot(slot);
+        index_endscan(scan);
+        UnregisterSnapshot(snapshot);
+        index_close(index, NoLock);
+        table_close(table, NoLock);  // locks are kept to the end of the transaction, as usual
+    });
     return row;
 }
 
@@ -186,8 +232,7 @@ SavedPlan store_result_plan(
 RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval* ttl) {
     bytea* fingerprint = request_fingerprint(request);
     lock_key(args);
-    SpiSession spi;
-    KeyRow row = lookup(spi, args, fingerprint);
+    KeyRow row = lookup(args, fingerprint);
     if (row.found && !row.expired) {
         if (!row.fingerprint_matches) throw_mismatch();
         if (row.done) return {true, row.has_response, row.response};
@@ -195,6 +240,7 @@ RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval
         // Otherwise the lease of a crashed key_acquire caller expired: this call takes over.
     }
 
+    SpiSession spi;
     RunOutcome outcome;
     Datum response = 0;
     outcome.has_response = run_command(command, request, &response);  // as the caller
@@ -271,8 +317,8 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
     {
         bytea* fingerprint = request_fingerprint(request);
         lock_key(args);
+        KeyRow row = lookup(args, fingerprint);
         SpiSession spi;
-        KeyRow row = lookup(spi, args, fingerprint);
         if (!row.found || row.expired) {
             Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
                               PointerGetDatum(fingerprint), IntervalPGetDatum(lease),
