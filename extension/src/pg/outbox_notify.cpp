@@ -145,6 +145,12 @@ void xact_callback(XactEvent event, void*) {
     }
 }
 
+// Without the notifier, the NOTIFY queued by a subtransaction that aborts is dropped with it:
+// let the next send of the transaction queue one again.
+void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
+    if (event == SUBXACT_EVENT_ABORT_SUB && counted_slot == nullptr) sent_in_xact = false;
+}
+
 void worker_detach(int, Datum arg) {
     Slot* slot = reinterpret_cast<Slot*>(DatumGetPointer(arg));
     SpinLockAcquire(&shared->mutex);
@@ -203,6 +209,7 @@ void outbox_init() {
         "Commits in between are coalesced into the next wake-up. Only with shared_preload_libraries.",
         &notify_interval_ms, 5, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     RegisterXactCallback(xact_callback, nullptr);
+    RegisterSubXactCallback(subxact_callback, nullptr);
     if (process_shared_preload_libraries_in_progress) {
         preloaded = true;
         previous_request_hook = shmem_request_hook;
