@@ -13,11 +13,13 @@ BEGIN
     -- Each concern gets what is left of the budget, in this order.
     purged := purged + once.purge_keys(max_rows - purged::integer);
     purged := purged + once.purge_outbox(max_rows - purged::integer);
+    purged := purged + once.purge_inbox(max_rows - purged::integer);   -- 0 when nothing is left
+    purged := purged + once.purge_sagas(max_rows - purged::integer);
     RETURN purged;
 END
 $$;
 COMMENT ON FUNCTION once.purge(integer) IS
-    'Delete expired idempotency keys, expired delivered-outbox history (and, later, old inbox rows and finished sagas); at most max_rows rows per call';
+    'Delete expired idempotency keys, expired delivered-outbox history, inbox ids past their source''s retention (and, later, finished sagas); at most max_rows rows per call';
 
 REVOKE ALL ON FUNCTION once.purge(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.purge(integer) TO once_relay, once_admin;

@@ -27,6 +27,16 @@ enum class ErrorCode {
     invalid_interval,      // lease / retry_after / policy interval out of range (400)
     invalid_policy,        // topic policy values out of range (400)
     invalid_message_ids,   // ids array NULL, empty, too long or with NULL elements (400)
+    invalid_inbox_source,  // missing, empty or oversized inbox source (400)
+    invalid_message_id,    // missing, empty or oversized inbox message id (400)
+    invalid_handler,       // inbox handler missing or with the wrong signature (400)
+    handler_unavailable,   // a subscribed inbox handler no longer exists (500)
+    saga_invalid_definition, // saga definition fails validation (400)
+    saga_not_found,          // unknown saga id or saga definition name (404)
+    saga_unknown_step,       // a step name the saga's definition lacks (422)
+    saga_input_mismatch,     // saga_start with a known saga id and another input/name (409)
+    saga_invalid_state,      // saga_retry of a saga that is not failed, abort of a finished one (409)
+    saga_invalid_reply,      // bad outcome or malformed reply message (400)
     internal,              // a bug: an invariant did not hold
 };
 

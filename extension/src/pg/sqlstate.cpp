@@ -25,6 +25,16 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::invalid_policy:         return MAKE_SQLSTATE('O', 'N', '2', '1', '0');
         case ErrorCode::invalid_message_ids:    return MAKE_SQLSTATE('O', 'N', '2', '1', '1');
         case ErrorCode::invalid_topic_pattern:  return MAKE_SQLSTATE('O', 'N', '3', '0', '1');
+        case ErrorCode::invalid_inbox_source:   return MAKE_SQLSTATE('O', 'N', '3', '0', '2');
+        case ErrorCode::invalid_message_id:     return MAKE_SQLSTATE('O', 'N', '3', '0', '3');
+        case ErrorCode::invalid_handler:        return MAKE_SQLSTATE('O', 'N', '3', '0', '4');
+        case ErrorCode::handler_unavailable:    return MAKE_SQLSTATE('O', 'N', '3', '0', '5');
+        case ErrorCode::saga_invalid_definition: return MAKE_SQLSTATE('O', 'N', '4', '0', '1');
+        case ErrorCode::saga_not_found:          return MAKE_SQLSTATE('O', 'N', '4', '0', '2');
+        case ErrorCode::saga_unknown_step:       return MAKE_SQLSTATE('O', 'N', '4', '0', '3');
+        case ErrorCode::saga_input_mismatch:     return MAKE_SQLSTATE('O', 'N', '4', '0', '4');
+        case ErrorCode::saga_invalid_state:      return MAKE_SQLSTATE('O', 'N', '4', '0', '5');
+        case ErrorCode::saga_invalid_reply:      return MAKE_SQLSTATE('O', 'N', '4', '0', '6');
         case ErrorCode::internal:               return ERRCODE_INTERNAL_ERROR;                // XX000
     }
     return ERRCODE_INTERNAL_ERROR;

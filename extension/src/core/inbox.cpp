@@ -1,0 +1,42 @@
+#include "inbox.hpp"
+
+#include "error.hpp"
+#include "key_validation.hpp"
+#include "topic.hpp"
+
+#include <algorithm>
+
+namespace once {
+namespace {
+
+// validate_key's message and hint, with the inbox's error code.
+void validate_as(ErrorCode code, std::string_view what, std::string_view value) {
+    try {
+        validate_key(what, value);
+    } catch (const Error& e) {
+        throw Error(code, e.what(), e.detail(), e.hint());
+    }
+}
+
+}  // namespace
+
+void validate_inbox_source(std::string_view source) {
+    validate_as(ErrorCode::invalid_inbox_source, "inbox source", source);
+}
+
+void validate_message_id(std::string_view message_id) {
+    validate_as(ErrorCode::invalid_message_id, "message id", message_id);
+}
+
+std::vector<uint32_t> handlers_for(const std::vector<Subscription>& subscriptions,
+                                   std::string_view topic) {
+    std::vector<uint32_t> handlers;
+    for (const Subscription& s : subscriptions) {
+        if (!topic_matches(s.pattern, topic)) continue;
+        if (std::find(handlers.begin(), handlers.end(), s.handler) == handlers.end())
+            handlers.push_back(s.handler);
+    }
+    return handlers;
+}
+
+}  // namespace once

@@ -1,0 +1,397 @@
+// Inbox: once.receive, once.deliver, once.inbox_failed, once.subscribe (see docs/inbox.md).
+//
+// Duplicate detection is one INSERT ... ON CONFLICT DO NOTHING into once.inbox, in the caller's
+// transaction. A concurrent caller with the same (source, message_id) waits on the first
+// transaction's uncommitted row: when it commits, the conflict makes the second insert a no-op
+// (duplicate); when it rolls back, the second insert goes ahead (first time). Under REPEATABLE
+// READ a committed-but-invisible conflicting row is a serialization failure, never a second
+// processing.
+//
+// once.deliver runs the handlers directly through fmgr (no SPI round trip per handler), as
+// the role that called deliver: internal statements run AsExtensionOwner, handlers never do.
+// The subscription list is cached per backend and dropped by a relcache invalidation that a
+// statement trigger on once.inbox_subscriptions sends on every change.
+#include "../core/error.hpp"
+#include "../core/inbox.hpp"
+#include "../core/topic.hpp"
+#include "guard.hpp"
+#include "spi.hpp"
+
+extern "C" {
+#include "catalog/objectaccess.h"
+#include "catalog/pg_proc.h"
+#include "commands/trigger.h"
+#include "utils/acl.h"
+#include "utils/inval.h"
+#include "utils/regproc.h"
+#include "utils/typcache.h"
+}
+
+#include <string>
+#include <vector>
+
+namespace once::pg {
+namespace {
+
+std::string_view view(text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
+
+text* source_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_inbox_source, "inbox source must not be NULL", {},
+                    "Name the system the message comes from, e.g. 'stripe' or 'orders-db'.");
+    text* source = PG_GETARG_TEXT_PP(arg);
+    validate_inbox_source(view(source));
+    return source;
+}
+
+text* message_id_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_message_id, "message id must not be NULL", {},
+                    "Pass the id the sending system gave the message.");
+    text* id = PG_GETARG_TEXT_PP(arg);
+    validate_message_id(view(id));
+    return id;
+}
+
+// The uuid overload of deliver stores the canonical text form (lower case, hyphens), the
+// same text a relay would send through the text overload.
+text* uuid_message_id_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_message_id, "message id must not be NULL", {},
+                    "Pass the id the sending system gave the message.");
+    Datum id = PG_GETARG_DATUM(arg);
+    return pg_call([&] { return cstring_to_text(DatumGetCString(DirectFunctionCall1(uuid_out, id))); });
+}
+
+text* topic_arg(FunctionCallInfo fcinfo, int arg, bool required) {
+    if (PG_ARGISNULL(arg)) {
+        if (required)
+            throw Error(ErrorCode::invalid_topic, "topic must not be NULL", {},
+                        "Pass the message's topic, e.g. 'order.created'; handlers are chosen by it.");
+        return nullptr;
+    }
+    text* topic = PG_GETARG_TEXT_PP(arg);
+    validate_topic(view(topic));
+    return topic;
+}
+
+Datum text_datum(const char* s) {
+    return pg_call([&] { return PointerGetDatum(cstring_to_text(s)); });
+}
+
+// ---------------------------------------------------------------------------- receive
+
+SavedPlan receive_plan(
+    "INSERT INTO once.inbox (source, message_id, topic) VALUES ($1, $2, $3)"
+    " ON CONFLICT (source, message_id) DO NOTHING",
+    {TEXTOID, TEXTOID, TEXTOID});
+
+// Why a message was not inserted: a row exists, received (duplicate) or poison.
+SavedPlan status_plan(
+    "SELECT i.poison FROM once.inbox i"
+    " WHERE i.source OPERATOR(pg_catalog.=) $1 AND i.message_id OPERATOR(pg_catalog.=) $2",
+    {TEXTOID, TEXTOID});
+
+bool insert_received(SavedPlan& plan, text* source, text* id, text* topic) {
+    Datum values[] = {PointerGetDatum(source), PointerGetDatum(id), PointerGetDatum(topic)};
+    const char nulls[] = {' ', ' ', topic ? ' ' : 'n'};
+    SpiSession spi;
+    AsExtensionOwner owner;
+    return plan.execute(values, nulls) == 1;
+}
+
+// ------------------------------------------------------------------ subscription cache
+
+struct SubscriptionCache {
+    bool valid = false;
+    bool callback_registered = false;
+    Oid relid = InvalidOid;  // once.inbox_subscriptions, when known
+    std::vector<Subscription> subscriptions;
+};
+
+SubscriptionCache& cache() {
+    static SubscriptionCache c;
+    return c;
+}
+
+// Relcache callback: runs inside invalidation processing, so it only clears a flag.
+void subscriptions_invalidated(Datum, Oid relid) {
+    SubscriptionCache& c = cache();
+    if (relid == InvalidOid || relid == c.relid) c.valid = false;
+}
+
+SavedPlan subscriptions_plan(
+    "SELECT s.topic_pattern, s.handler::pg_catalog.oid"
+    "  FROM once.inbox_subscriptions s ORDER BY s.subscribed_at, s.handler::pg_catalog.oid",
+    {});
+
+// SPI must be connected.
+const std::vector<Subscription>& subscriptions() {
+    SubscriptionCache& c = cache();
+    if (!c.callback_registered) {
+        pg_call([] { CacheRegisterRelcacheCallback(subscriptions_invalidated, 0); });
+        c.callback_registered = true;
+    }
+    if (c.valid) return c.subscriptions;
+    // Valid from here on: an invalidation that arrives while the list is read (the read takes
+    // the table's lock, which processes pending invalidations) clears the flag again.
+    c.relid = pg_call([] {
+        return get_relname_relid("inbox_subscriptions", get_namespace_oid("once", false));
+    });
+    c.valid = true;
+    std::vector<Subscription> loaded;
+    try {
+        AsExtensionOwner owner;
+        uint64 n = subscriptions_plan.execute(nullptr, nullptr);
+        loaded.reserve(n);
+        for (uint64 row = 0; row < n; ++row) {
+            Datum pattern, handler;
+            spi_value(row, 1, &pattern);
+            spi_value(row, 2, &handler);
+            text* t = DatumGetTextPP(pattern);  // short varlena from a heap tuple: no detoast
+            loaded.push_back({std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)),
+                              DatumGetObjectId(handler)});
+        }
+    } catch (...) {
+        c.valid = false;
+        throw;
+    }
+    c.subscriptions = std::move(loaded);
+    return c.subscriptions;
+}
+
+// ------------------------------------------------------------------------- handlers
+
+Oid inbound_type() {
+    return pg_call([] {
+        Oid nsp = get_namespace_oid("once", false);
+        Oid type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("inbound"),
+                                   ObjectIdGetDatum(nsp));
+        if (!OidIsValid(type)) elog(ERROR, "pg_once: type once.inbound is missing");
+        return type;
+    });
+}
+
+struct Inbound {
+    text* source;
+    text* message_id;
+    text* topic;
+    Datum payload;  // 0 = NULL
+    Datum headers;  // 0 = NULL
+};
+
+Datum inbound_datum(const Inbound& m) {
+    Oid type = inbound_type();
+    return pg_call([&] {
+        TupleDesc desc = lookup_rowtype_tupdesc(type, -1);
+        Datum values[5] = {PointerGetDatum(m.source), PointerGetDatum(m.message_id),
+                           PointerGetDatum(m.topic), m.payload, m.headers};
+        bool nulls[5] = {false, false, false, m.payload == 0, m.headers == 0};
+        HeapTuple tuple = heap_form_tuple(desc, values, nulls);
+        Datum result = HeapTupleGetDatum(tuple);
+        ReleaseTupleDesc(desc);
+        return result;
+    });
+}
+
+// Runs handler(msg) as the current user. A handler's error propagates unchanged.
+void call_handler(Oid handler, Datum msg) {
+    bool exists = pg_call([&] { return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(handler)); });
+    if (!exists)
+        throw Error(ErrorCode::handler_unavailable, "an inbox handler no longer exists",
+                    "A subscription names function oid " + std::to_string(handler) +
+                        ", which was dropped.",
+                    "Remove it with once.unsubscribe(pattern, handler) (see once.inbox_subscriptions) "
+                    "or subscribe the recreated function.");
+    pg_call([&] {
+        // Direct fmgr calls skip the executor's permission check: do it here, as the executor
+        // would for SELECT handler(msg).
+        AclResult acl = pg_proc_aclcheck(handler, GetUserId(), ACL_EXECUTE);
+        if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(handler));
+        InvokeFunctionExecuteHook(handler);
+        FmgrInfo flinfo;
+        fmgr_info(handler, &flinfo);
+        LOCAL_FCINFO(call, 1);
+        InitFunctionCallInfoData(*call, &flinfo, 1, InvalidOid, nullptr, nullptr);
+        call->args[0].value = msg;
+        call->args[0].isnull = false;
+        (void)FunctionCallInvoke(call);
+    });
+}
+
+// --------------------------------------------------------------------------- deliver
+
+const char* deliver(text* source, text* id, text* topic, Datum payload, Datum headers) {
+    std::vector<uint32_t> handlers;
+    {
+        SpiSession spi;
+        handlers = handlers_for(subscriptions(), view(topic));
+        Datum values[] = {PointerGetDatum(source), PointerGetDatum(id), PointerGetDatum(topic)};
+        AsExtensionOwner owner;
+        // Without a handler nothing is recorded: a later subscription can still process the
+        // message. The status tells a relay whether to ack (duplicate) or retry / dead-letter.
+        // A poison message has a row too, so one insert detects duplicates and poison alike.
+        bool received = !handlers.empty() && receive_plan.execute(values, nullptr) == 1;
+        if (!received) {
+            Datum poison;
+            if (status_plan.execute(values, nullptr, 1) == 1 && spi_value(0, 1, &poison))
+                return DatumGetBool(poison) ? "poison" : "duplicate";
+            // With handlers, the insert met a conflicting row: a duplicate (whose row a
+            // concurrent purge removed right after).
+            return handlers.empty() ? "no_handler" : "duplicate";
+        }
+    }
+    Datum msg = inbound_datum({source, id, topic, payload, headers});
+    for (uint32_t handler : handlers) call_handler(handler, msg);
+    return "processed";
+}
+
+Datum deliver_entry(FunctionCallInfo fcinfo, text* source, text* id) {
+    text* topic = topic_arg(fcinfo, 2, true);
+    Datum payload = PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3);
+    Datum headers = PG_ARGISNULL(4) ? 0 : PG_GETARG_DATUM(4);
+    return text_datum(deliver(source, id, topic, payload, headers));
+}
+
+// ---------------------------------------------------------------------------- failed
+
+// Counts the attempt; at the source's max_attempts the message gets a poison row in
+// once.inbox (unless it was processed meanwhile), which deliver and receive then meet.
+SavedPlan failed_plan(
+    "WITH failure AS ("
+    "  INSERT INTO once.inbox_failures AS f (source, message_id, attempts, last_error)"
+    "  VALUES ($1, $2, 1, $3)"
+    "  ON CONFLICT (source, message_id) DO UPDATE"
+    "     SET attempts = f.attempts OPERATOR(pg_catalog.+) 1, last_error = excluded.last_error,"
+    "         last_failed_at = pg_catalog.now()"
+    "  RETURNING f.attempts),"
+    " poisoned AS ("
+    "  INSERT INTO once.inbox (source, message_id, poison)"
+    "  SELECT $1, $2, true FROM failure"
+    "   WHERE failure.attempts OPERATOR(pg_catalog.>=) COALESCE("
+    "         (SELECT s.max_attempts FROM once.inbox_sources s"
+    "           WHERE s.source OPERATOR(pg_catalog.=) $1), 5)"
+    "  ON CONFLICT (source, message_id) DO NOTHING)"
+    " SELECT attempts FROM failure",
+    {TEXTOID, TEXTOID, TEXTOID});
+
+// ------------------------------------------------------------------------- subscribe
+
+SavedPlan subscribe_plan(
+    "INSERT INTO once.inbox_subscriptions (topic_pattern, handler) VALUES ($1, $2)"
+    " ON CONFLICT (topic_pattern, handler) DO NOTHING",
+    {TEXTOID, REGPROCEDUREOID});
+
+// Throws invalid_handler unless `handler` is a plain function taking one once.inbound.
+void validate_handler(Oid handler) {
+    struct ProcInfo {
+        bool found;
+        char prokind;
+        bool retset;
+        int nargs;
+        Oid arg0;
+        char* name;
+    };
+    ProcInfo info = pg_call([&] {
+        ProcInfo p{};
+        HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(handler));
+        if (!HeapTupleIsValid(tuple)) return p;
+        Form_pg_proc proc = (Form_pg_proc)GETSTRUCT(tuple);
+        p.found = true;
+        p.prokind = proc->prokind;
+        p.retset = proc->proretset;
+        p.nargs = proc->pronargs;
+        p.arg0 = proc->pronargs > 0 ? proc->proargtypes.values[0] : InvalidOid;
+        ReleaseSysCache(tuple);
+        p.name = format_procedure(handler);
+        return p;
+    });
+    const std::string hint =
+        "A handler is a function taking one argument of type once.inbound, e.g. "
+        "CREATE FUNCTION on_order(msg once.inbound) RETURNS void ...";
+    if (!info.found)
+        throw Error(ErrorCode::invalid_handler, "inbox handler does not exist",
+                    "No function has oid " + std::to_string(handler) + ".", hint);
+    const std::string name = info.name;
+    if (info.prokind != PROKIND_FUNCTION)
+        throw Error(ErrorCode::invalid_handler, "inbox handler must be a plain function",
+                    name + " is a procedure, aggregate or window function.", hint);
+    if (info.retset)
+        throw Error(ErrorCode::invalid_handler, "inbox handler must not return a set",
+                    name + " returns SETOF.", hint);
+    if (info.nargs != 1 || info.arg0 != inbound_type())
+        throw Error(ErrorCode::invalid_handler, "inbox handler has the wrong signature",
+                    name + " does not take exactly one argument of type once.inbound.", hint);
+}
+
+}  // namespace
+}  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+ONCE_SQL_FUNCTION(once_receive) {
+    text* source = source_arg(fcinfo, 0);
+    text* id = message_id_arg(fcinfo, 1);
+    text* topic = topic_arg(fcinfo, 2, false);
+    PG_RETURN_BOOL(insert_received(receive_plan, source, id, topic));
+}
+
+ONCE_SQL_FUNCTION(once_deliver_text) {
+    text* source = source_arg(fcinfo, 0);
+    return deliver_entry(fcinfo, source, message_id_arg(fcinfo, 1));
+}
+
+ONCE_SQL_FUNCTION(once_deliver_uuid) {
+    text* source = source_arg(fcinfo, 0);
+    return deliver_entry(fcinfo, source, uuid_message_id_arg(fcinfo, 1));
+}
+
+ONCE_SQL_FUNCTION(once_inbox_failed) {
+    text* source = source_arg(fcinfo, 0);
+    text* id = message_id_arg(fcinfo, 1);
+    Datum values[] = {PointerGetDatum(source), PointerGetDatum(id),
+                      PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2)};
+    const char nulls[] = {' ', ' ', PG_ARGISNULL(2) ? 'n' : ' '};
+    int32 attempts;
+    {
+        SpiSession spi;
+        AsExtensionOwner owner;
+        if (failed_plan.execute(values, nulls) != 1)
+            throw Error(ErrorCode::internal, "could not record the failed attempt");
+        Datum v;
+        spi_value(0, 1, &v);
+        attempts = DatumGetInt32(v);
+    }
+    PG_RETURN_INT32(attempts);
+}
+
+ONCE_SQL_FUNCTION(once_subscribe) {
+    if (PG_ARGISNULL(0))
+        throw Error(ErrorCode::invalid_topic_pattern, "topic pattern must not be NULL", {},
+                    "Pass a pattern such as 'order.*' or 'order.>'.");
+    text* pattern = PG_GETARG_TEXT_PP(0);
+    validate_topic_pattern(view(pattern));
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_handler, "inbox handler must not be NULL", {},
+                    "Pass the handler as 'schema.function(once.inbound)'.");
+    Oid handler = PG_GETARG_OID(1);
+    validate_handler(handler);
+    Datum values[] = {PointerGetDatum(pattern), ObjectIdGetDatum(handler)};
+    bool added;
+    {
+        SpiSession spi;
+        AsExtensionOwner owner;
+        added = subscribe_plan.execute(values, nullptr) == 1;
+    }
+    PG_RETURN_BOOL(added);
+}
+
+// Statement trigger on once.inbox_subscriptions: every backend drops its cached list.
+ONCE_SQL_FUNCTION(once_inbox_subscriptions_changed) {
+    if (!CALLED_AS_TRIGGER(fcinfo))
+        throw Error(ErrorCode::invalid_argument, "once.inbox_subscriptions_changed is a trigger function");
+    Oid relid = RelationGetRelid(reinterpret_cast<TriggerData*>(fcinfo->context)->tg_relation);
+    pg_call([&] { CacheInvalidateRelcacheByRelid(relid); });
+    return PointerGetDatum(nullptr);
+}
