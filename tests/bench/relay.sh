@@ -22,7 +22,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 c++ -O2 -o "$work/http_count_receiver" "$here_bench/tools/http_count_receiver.cpp" -lmicrohttpd
 c++ -O2 -o "$work/nats_pub_baseline" "$here_bench/tools/nats_pub_baseline.cpp" -lnats
-c++ -O2 -o "$work/listen_latency" "$here_bench/tools/listen_latency.cpp" -lpq -I"$(pg_config --includedir)"
+c++ -O2 -o "$work/listen_latency" "$here_bench/tools/listen_latency.cpp" -lpq $(pkg-config --cflags libpq)
 
 once_cluster_start shared_preload_libraries=pg_once synchronous_commit=on fsync=on max_wal_size=4GB
 chmod 755 "$ONCE_CLUSTER_DIR"

@@ -15,8 +15,15 @@ using Clock = std::chrono::steady_clock;
 PostgresSink::PostgresSink(const Uri& uri, std::string default_source, Millis timeout, Millis connect_timeout)
     : timeout_(timeout), connect_timeout_(connect_timeout) {
     source_ = uri.param("source", default_source);
+    std::string tx = uri.param("tx", "group");
+    if (tx != "group" && tx != "message") throw SinkError("postgresql sink: tx=" + tx + ": use tx=group or tx=message");
+    std::string group = uri.param("group", "500");
+    if (group.empty() || group.find_first_not_of("0123456789") != std::string::npos || std::stol(group) < 1 ||
+        std::stol(group) > 10000)
+        throw SinkError("postgresql sink: group=" + group + ": use a number 1..10000");
+    group_max_ = tx == "message" ? 1 : static_cast<size_t>(std::stol(group));
     if (source_.empty()) throw SinkError("postgresql sink: the inbox source name is empty (set --name or ?source=)");
-    conninfo_ = uri.without_params({"source"});
+    conninfo_ = uri.without_params({"source", "tx", "group"});
     description_ = redact_uri(conninfo_);
     char* err = nullptr;
     PQconninfoOption* parsed = PQconninfoParse(conninfo_.c_str(), &err);
@@ -86,7 +93,7 @@ void PostgresSink::open() { connect(); }
 
 bool PostgresSink::ready() {
     if (conn_ && PQstatus(conn_) == CONNECTION_OK) return true;
-    if (!calls_.empty()) return false;   // let process() report the failures first
+    if (!segments_.empty() || !pending_.empty()) return false;   // let process() report the failures first
     if (Clock::now() < retry_connect_at_) return false;
     try {
         connect();
@@ -104,46 +111,86 @@ bool PostgresSink::ready() {
 }
 
 void PostgresSink::submit(uint64_t token, const Message& m) {
-    auto fail = [&](const std::string& why) {
+    if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
         Outcome o;
         o.token = token;
         o.verdict = Verdict::retry;
-        o.error = why;
+        o.error = "inbox database not connected";
         immediate_.push_back(std::move(o));
-    };
-    if (!conn_ || PQstatus(conn_) != CONNECTION_OK) { fail("inbox database not connected"); return; }
-    const char* headers = m.headers.empty() ? nullptr : m.headers.c_str();
-    const char* params[5] = {source_.c_str(), m.id.c_str(), m.topic.c_str(), m.payload.c_str(), headers};
-    if (PQsendQueryPrepared(conn_, "once_deliver", 5, params, nullptr, nullptr, 0) != 1 || PQpipelineSync(conn_) != 1) {
-        fail(std::string("inbox database: ") + PQerrorMessage(conn_));
         return;
     }
     Call c;
     c.token = token;
     c.id = m.id;
     c.topic = m.topic;
-    calls_.push_back(std::move(c));
+    c.payload = m.payload;
+    c.headers = m.headers;
+    c.has_headers = !m.headers.empty();
+    pending_.push_back(std::move(c));
     ++inflight_count_;
+}
+
+void PostgresSink::send_segment(Segment seg, std::vector<Outcome>& out) {
+    for (auto& c : seg.calls) {
+        int ok;
+        if (seg.failure_record) {
+            const char* params[3] = {source_.c_str(), c.id.c_str(), c.outcome.error.c_str()};
+            ok = PQsendQueryParams(conn_, "SELECT once.inbox_failed($1, $2, $3)", 3, nullptr, params, nullptr, nullptr, 0);
+        } else {
+            const char* params[5] = {source_.c_str(), c.id.c_str(), c.topic.c_str(), c.payload.c_str(),
+                                     c.has_headers ? c.headers.c_str() : nullptr};
+            ok = PQsendQueryPrepared(conn_, "once_deliver", 5, params, nullptr, nullptr, 0);
+        }
+        if (ok != 1) {
+            segments_.push_back(std::move(seg));
+            fail_all(std::string("inbox database: ") + PQerrorMessage(conn_), out);
+            return;
+        }
+    }
+    if (PQpipelineSync(conn_) != 1) {
+        segments_.push_back(std::move(seg));
+        fail_all(std::string("inbox database: ") + PQerrorMessage(conn_), out);
+        return;
+    }
+    segments_.push_back(std::move(seg));
     want_write_ = PQflush(conn_) == 1;
 }
 
+void PostgresSink::flush_pending(std::vector<Outcome>& out) {
+    if (pending_.empty() || !conn_) return;
+    std::vector<Call> calls;
+    calls.swap(pending_);
+    for (size_t i = 0; i < calls.size() && conn_;) {
+        Segment seg;
+        size_t n = std::min(group_max_, calls.size() - i);
+        seg.grouped = n > 1;
+        for (size_t k = 0; k < n; ++k) seg.calls.push_back(std::move(calls[i + k]));
+        i += n;
+        send_segment(std::move(seg), out);
+    }
+}
+
 void PostgresSink::poll_fds(std::vector<pollfd>& fds) {
-    if (!conn_ || calls_.empty()) return;
+    if (!conn_ || segments_.empty()) return;
     fds.push_back(pollfd{PQsocket(conn_), static_cast<short>(POLLIN | (want_write_ ? POLLOUT : 0)), 0});
 }
 
-int PostgresSink::poll_timeout_ms() { return immediate_.empty() ? -1 : 0; }
+int PostgresSink::poll_timeout_ms() { return (immediate_.empty() && pending_.empty()) ? -1 : 0; }
 
 void PostgresSink::fail_all(const std::string& why, std::vector<Outcome>& out) {
-    for (auto& c : calls_) {
-        if (c.is_failure_record) continue;
+    auto fail = [&](Call& c) {
         Outcome o;
         o.token = c.token;
         o.verdict = Verdict::retry;
         o.error = why;
         out.push_back(std::move(o));
-    }
-    calls_.clear();
+    };
+    for (auto& seg : segments_)
+        if (!seg.failure_record)
+            for (auto& c : seg.calls) fail(c);
+    for (auto& c : pending_) fail(c);
+    segments_.clear();
+    pending_.clear();
     inflight_count_ = 0;
     disconnect();
 }
@@ -151,7 +198,9 @@ void PostgresSink::fail_all(const std::string& why, std::vector<Outcome>& out) {
 void PostgresSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
     for (auto& o : immediate_) out.push_back(std::move(o));
     immediate_.clear();
-    if (!conn_ || calls_.empty()) return;
+    if (!conn_) return;
+    flush_pending(out);
+    if (!conn_ || segments_.empty()) return;
     if (want_write_) {
         int f = PQflush(conn_);
         if (f < 0) { fail_all(std::string("inbox database: ") + PQerrorMessage(conn_), out); return; }
@@ -164,24 +213,50 @@ void PostgresSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
         fail_all("inbox database connection lost: " + e, out);
         return;
     }
-    std::vector<Call> failures;
-    while (!calls_.empty() && !PQisBusy(conn_)) {
+    std::vector<Segment> resend;
+    while (!segments_.empty() && !PQisBusy(conn_)) {
         PGresult* r = PQgetResult(conn_);
-        if (r == nullptr) continue;   // end of one query's results; the sync follows
-        Call& c = calls_.front();
+        if (r == nullptr) continue;   // end of one statement's results
+        Segment& seg = segments_.front();
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_PIPELINE_SYNC) {
             PQclear(r);
-            if (!c.is_failure_record) {
-                if (!c.have_result) { c.outcome.verdict = Verdict::retry; c.outcome.error = "once.deliver returned nothing"; }
-                c.outcome.token = c.token;
-                out.push_back(std::move(c.outcome));
-                --inflight_count_;
+            if (seg.failure_record) { segments_.pop_front(); continue; }
+            bool any_failed = false;
+            for (auto& c : seg.calls) any_failed |= c.failed || !c.have_result;
+            if (seg.grouped && any_failed) {
+                // The group's transaction rolled back: nothing of it happened. Send each
+                // message again on its own so only the failing one fails.
+                for (auto& c : seg.calls) {
+                    Segment single;
+                    c.have_result = false;
+                    c.failed = false;
+                    c.outcome = Outcome{};
+                    single.calls.push_back(std::move(c));
+                    resend.push_back(std::move(single));
+                }
+            } else {
+                for (auto& c : seg.calls) {
+                    if (!c.have_result) { c.outcome.verdict = Verdict::retry; c.outcome.error = "once.deliver returned nothing"; }
+                    c.outcome.token = c.token;
+                    out.push_back(std::move(c.outcome));
+                    --inflight_count_;
+                    if (c.failed && has_inbox_failed_ && !seg.grouped) {
+                        Segment f;
+                        f.failure_record = true;
+                        Call fc;
+                        fc.id = c.id;
+                        fc.outcome.error = out.back().error;
+                        f.calls.push_back(std::move(fc));
+                        resend.push_back(std::move(f));
+                    }
+                }
             }
-            calls_.pop_front();
+            segments_.pop_front();
             continue;
         }
-        if (c.is_failure_record) { PQclear(r); continue; }
+        if (seg.failure_record || seg.next >= seg.calls.size()) { PQclear(r); continue; }
+        Call& c = seg.calls[seg.next++];
         c.have_result = true;
         if (st == PGRES_TUPLES_OK && PQntuples(r) == 1) {
             std::string v = PQgetvalue(r, 0, 0);
@@ -200,33 +275,28 @@ void PostgresSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
         } else {
             const char* msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
             const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+            c.failed = true;
             c.outcome.verdict = Verdict::retry;
-            c.outcome.error = std::string("handler failed in the inbox database: ") + (msg ? msg : PQresultErrorMessage(r)) +
-                              (code ? std::string(" (SQLSTATE ") + code + ")" : std::string());
-            if (has_inbox_failed_) {
-                Call f;
-                f.is_failure_record = true;
-                f.id = c.id;
-                f.outcome.error = c.outcome.error;
-                failures.push_back(std::move(f));
-            }
+            if (st == PGRES_PIPELINE_ABORTED)
+                c.outcome.error = "skipped: another message of its transaction failed";
+            else
+                c.outcome.error = std::string("handler failed in the inbox database: ") +
+                                  (msg ? msg : PQresultErrorMessage(r)) +
+                                  (code ? std::string(" (SQLSTATE ") + code + ")" : std::string());
         }
         PQclear(r);
     }
-    // Record handler failures (after their transactions rolled back) so poison is counted.
-    for (auto& f : failures) {
-        const char* params[3] = {source_.c_str(), f.id.c_str(), f.outcome.error.c_str()};
-        if (PQsendQueryParams(conn_, "SELECT once.inbox_failed($1, $2, $3)", 3, nullptr, params, nullptr, nullptr, 0) == 1 &&
-            PQpipelineSync(conn_) == 1)
-            calls_.push_back(std::move(f));
+    for (auto& seg : resend) {
+        if (!conn_) break;
+        inflight_count_ += 0;   // resent members are still counted as in flight
+        send_segment(std::move(seg), out);
     }
-    if (!failures.empty()) want_write_ = PQflush(conn_) == 1;
-    if (PQstatus(conn_) != CONNECTION_OK) fail_all("inbox database connection lost", out);
+    if (conn_ && PQstatus(conn_) != CONNECTION_OK) fail_all("inbox database connection lost", out);
 }
 
 void PostgresSink::abandon(std::vector<Outcome>& out) {
     process(nullptr, 0, out);
-    if (!calls_.empty()) fail_all("inbox call abandoned (relay stopping or database lost)", out);
+    if (!segments_.empty() || !pending_.empty()) fail_all("inbox call abandoned (relay stopping or database lost)", out);
 }
 
 }  // namespace once::relay

@@ -1,7 +1,9 @@
 // postgresql://... (any libpq URI) — calls once.deliver(source, id, topic, payload, headers)
-// in the target database, one transaction per message, pipelined over one connection (libpq
-// pipeline mode with a sync after each call: many messages per network round trip, and a
-// handler error rolls back only its own message). 'processed' and 'duplicate' are delivered;
+// in the target database, pipelined over one connection (libpq pipeline mode). The messages
+// submitted together share one transaction (one commit, one WAL flush: per-message commits
+// cap the sink at the disk's fsync rate); if one handler fails, the group rolls back and each
+// message is retried in a transaction of its own, so a failing handler only affects its own
+// message. ?tx=message forces one transaction per message; ?group=N caps a group (default 500). 'processed' and 'duplicate' are delivered;
 // 'no_handler' is a retry with a clear reason (a later once.subscribe can still take it);
 // 'poison' is dead. A handler error is recorded with once.inbox_failed and retried.
 // Source = the URI's source= parameter, else the relay's --name.
@@ -19,6 +21,7 @@ namespace once::relay {
 
 class PostgresSink final : public Sink {
 public:
+    // group_max: messages per transaction (1 = one transaction per message).
     PostgresSink(const Uri& uri, std::string default_source, Millis timeout, Millis connect_timeout);
     ~PostgresSink() override;
     const char* kind() const override { return "postgresql"; }
@@ -35,12 +38,24 @@ public:
 
 private:
     struct Call {
-        bool is_failure_record = false;   // once.inbox_failed: no outcome
         uint64_t token = 0;
-        std::string id, topic;
+        std::string id, topic, payload, headers;
+        bool has_headers = false;
         bool have_result = false;
+        bool failed = false;          // error or skipped after an error in its group
         Outcome outcome;
     };
+    // What was sent up to one pipeline sync: one transaction. A group of several messages
+    // commits together; if any of them fails, PostgreSQL rolls the whole group back and each
+    // member is sent again in a transaction of its own.
+    struct Segment {
+        bool failure_record = false;  // once.inbox_failed after a handler error: no outcome
+        bool grouped = false;
+        std::vector<Call> calls;
+        size_t next = 0;              // index of the call whose result comes next
+    };
+    void send_segment(Segment seg, std::vector<Outcome>& out);
+    void flush_pending(std::vector<Outcome>& out);
     void fail_all(const std::string& why, std::vector<Outcome>& out);
     void connect();
     void disconnect();
@@ -50,10 +65,12 @@ private:
     std::string source_;
     Millis timeout_;
     Millis connect_timeout_;
+    size_t group_max_;
     PGconn* conn_ = nullptr;
     bool has_inbox_failed_ = false;
     bool want_write_ = false;
-    std::deque<Call> calls_;
+    std::vector<Call> pending_;       // submitted, not yet sent
+    std::deque<Segment> segments_;    // sent, awaiting results, in order
     size_t inflight_count_ = 0;
     std::vector<Outcome> immediate_;
     std::chrono::steady_clock::time_point retry_connect_at_{};
