@@ -235,10 +235,14 @@ void HttpSink::finish(CURL* e, int curl_code, std::vector<Outcome>& out) {
 }
 
 void HttpSink::abandon(std::vector<Outcome>& out) {
+    // Not a network failure: keep the receiver's health as it was.
+    auto down_until = down_until_;
+    int errors = consecutive_network_errors_;
+    size_t first = out.size();
     while (!requests_.empty()) finish(requests_.begin()->first, CURLE_ABORTED_BY_CALLBACK, out);
-    for (auto& o : out)
-        if (o.error.find("aborted") != std::string::npos || o.error.find("callback") != std::string::npos)
-            o.error = "HTTP request abandoned (relay stopping or database lost)";
+    for (size_t i = first; i < out.size(); ++i) out[i].error = "HTTP request abandoned (relay stopping or database lost)";
+    down_until_ = down_until;
+    consecutive_network_errors_ = errors;
 }
 
 }  // namespace once::relay
