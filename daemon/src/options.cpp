@@ -63,6 +63,9 @@ po::options_description option_table() {
         ("metrics", po::value<std::string>(), "host:port serving /metrics and /healthz (default off)")
         ("log-level", po::value<std::string>(), "trace, debug, info, warn, error or off (default info)")
         ("maintenance", po::value<std::string>(), "on|off: run once.purge/once.saga_tick, one relay per database (default on)")
+        ("synchronous-commit", po::value<std::string>(), "synchronous_commit of the relay's own claim/ack/nack transactions: "
+                                                         "off (default: a crash may lose an ack, the message is delivered again), "
+                                                         "local, remote_write, on, remote_apply")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
         ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() if it exists (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
@@ -109,6 +112,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     str("name", o.name);
     str("metrics", o.metrics);
     str("log-level", o.log_level);
+    str("synchronous-commit", o.synchronous_commit);
     if (vm.count("topics")) o.topics = split_list(vm["topics"].as<std::string>());
     if (vm.count("batch")) o.batch = vm["batch"].as<int>();
     if (vm.count("max-in-flight")) o.max_in_flight = vm["max-in-flight"].as<int>();
@@ -146,6 +150,11 @@ void validate(const Options& o) {
         throw bad("--purge-interval must be >= 100ms and --saga-tick-interval >= 10ms");
     if (o.reconnect_max < Millis(100)) throw bad("--reconnect-max is shorter than 100ms");
     if (o.stats_interval < Millis(1000)) throw bad("--stats-interval is shorter than 1s");
+    static const char* commits[] = {"off", "local", "remote_write", "on", "remote_apply"};
+    bool commit_ok = false;
+    for (auto* c : commits) commit_ok |= (o.synchronous_commit == c);
+    if (!commit_ok)
+        throw bad("--synchronous-commit \"" + o.synchronous_commit + "\": use off, local, remote_write, on or remote_apply");
     static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
     bool level_ok = false;
     for (auto* l : levels) level_ok |= (o.log_level == l);
@@ -173,6 +182,7 @@ std::vector<std::string> restart_only_changes(const Options& a, const Options& b
     if (a.name != b.name) out.push_back("name");
     if (a.metrics != b.metrics) out.push_back("metrics");
     if (a.connect_timeout != b.connect_timeout) out.push_back("connect-timeout");
+    if (a.synchronous_commit != b.synchronous_commit) out.push_back("synchronous-commit");
     return out;
 }
 

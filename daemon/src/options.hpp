@@ -22,6 +22,7 @@ struct Options {
     std::string log_level = "info";    // trace debug info warn error off
     std::string config;                // config file (INI); empty = none
     bool maintenance = true;           // run once.purge / once.saga_tick on timers
+    std::string synchronous_commit = "off";  // for the relay's own claim/ack transactions
     Millis purge_interval{60000};
     Millis saga_tick_interval{1000};
     Millis sink_timeout{10000};        // one publish: HTTP request, NATS PubAck, inbox call

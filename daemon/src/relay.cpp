@@ -32,7 +32,7 @@ struct Relay::Slot {
 Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
              SystemdNotifier& notifier)
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
-      signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout),
+      signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
       rng_(std::random_device{}()) {
     auto now = Clock::now();
     next_purge_ = now;
@@ -120,6 +120,7 @@ void Relay::handle_reload() {
         fresh.name = opt_.name;
         fresh.metrics = opt_.metrics;
         fresh.connect_timeout = opt_.connect_timeout;
+        fresh.synchronous_commit = opt_.synchronous_commit;
         opt_ = fresh;
         spdlog::set_level(spdlog::level::from_str(opt_.log_level));
         spdlog::info("reloaded configuration: batch {}, lease {}, poll-interval {}, max-in-flight {}, topics {}, maintenance {}",

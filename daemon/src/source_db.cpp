@@ -39,9 +39,9 @@ constexpr const char* kMaintenanceLockKey = "7235937134113046529";   // "once-re
 
 }  // namespace
 
-SourceDb::SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout)
+SourceDb::SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit)
     : conninfo_(std::move(conninfo)), redacted_(redact_conninfo(conninfo_)), name_(std::move(relay_name)),
-      connect_timeout_(connect_timeout) {}
+      connect_timeout_(connect_timeout), synchronous_commit_(std::move(synchronous_commit)) {}
 
 SourceDb::~SourceDb() { disconnect(); }
 
@@ -128,6 +128,16 @@ void SourceDb::connect() {
         Result pr;
         pr.r.reset(PQprepare(conn_, "once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3, nullptr));
         if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK) has_dead_ = false;
+    }
+    // The relay's own transactions (claim, ack, nack, extend) need not wait for a WAL flush:
+    // a crash can only lose a claim (the lease is lost, the message comes back) or an ack (the
+    // message is delivered again, the sink dedupes). The messages themselves were committed
+    // durably by their producers. Saves two fsyncs per batch: latency and throughput.
+    {
+        std::string set = "SET synchronous_commit = " + synchronous_commit_;   // validated option value
+        Result sr;
+        sr.r.reset(PQexec(conn_, set.c_str()));
+        if (PQresultStatus(sr.get()) != PGRES_COMMAND_OK) raise("cannot set synchronous_commit", PQresultErrorMessage(sr.get()));
     }
     std::string listen = std::string("LISTEN ") + kWakeChannel;
     Result lr;

@@ -27,7 +27,7 @@ constexpr const char* kWakeChannel = "once_outbox";
 
 class SourceDb {
 public:
-    SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout);
+    SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit = "off");
     ~SourceDb();
     SourceDb(const SourceDb&) = delete;
     SourceDb& operator=(const SourceDb&) = delete;
@@ -73,6 +73,7 @@ private:
     std::string redacted_;
     std::string name_;
     Millis connect_timeout_;
+    std::string synchronous_commit_;
     PGconn* conn_ = nullptr;
     bool has_dead_ = false;
     bool holds_lock_ = false;

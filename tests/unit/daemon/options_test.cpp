@@ -107,6 +107,9 @@ TEST(Options, ClearErrors) {
     EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--metrics", "9187"}).find("host:port"), std::string::npos);
     EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--name", "a b"}).find("--name"), std::string::npos);
     EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--frobnicate"}).find("frobnicate"), std::string::npos);
+    EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--synchronous-commit", "maybe"}).find("--synchronous-commit"), std::string::npos);
+    EXPECT_EQ(parse({"--db", "x", "--sink", "stdout:", "--synchronous-commit", "remote_apply"}).synchronous_commit, "remote_apply");
+    EXPECT_EQ(parse({"--db", "x", "--sink", "stdout:"}).synchronous_commit, "off");
 }
 
 TEST(Options, TopicPatternsAreValidatedWithTheCoreRules) {
