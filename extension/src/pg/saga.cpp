@@ -13,8 +13,6 @@
 namespace once::pg {
 namespace {
 
-using saga::Json;
-
 std::string jsonb_text(Jsonb* jb) {
     char* s = pg_call([&] { return JsonbToCString(nullptr, &jb->root, VARSIZE(jb)); });
     std::string out(s);
