@@ -5,27 +5,30 @@
 --  * one row per message that is not yet acknowledged; ack DELETEs it (no "sent" status);
 --  * a claim updates only visible_at, attempt and relay, none of which is indexed, so claims
 --    are HOT updates that add no index entries;
---  * the claim scan walks the index on pos (a time-ordered uuid: when the message may next be
---    claimed) from a per-backend low watermark, so dead index entries left by acked rows that
---    VACUUM cannot yet remove (an old snapshot elsewhere) are skipped, not walked each claim.
+--  * claims walk the primary key (time-ordered v7 ids) and, for the few messages whose claim
+--    position is not their id (delayed, retried, dead), a partial index on pos, both from a
+--    per-backend low watermark, so dead index entries left by acked rows that VACUUM cannot
+--    yet remove (an old snapshot elsewhere) are skipped, not walked each claim.
 
 CREATE TABLE once.outbox (
     id          uuid        NOT NULL,              -- message id (UUID v7 unless the producer chose one)
-    pos         uuid        NOT NULL,              -- claim order: v7 uuid of the time it becomes due; nil when dead
     created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
     visible_at  timestamptz NOT NULL,              -- claimable from: deliver_at, lease end, next retry; infinity when dead
     attempt     integer     NOT NULL DEFAULT 0,    -- deliveries so far (each claim adds one)
+    relay       text,                              -- lease holder (last claimer) until ack / nack
+    -- (visible_at, attempt and relay sit together: a claim's HOT update logs only these bytes)
+    pos         uuid,                              -- claim order when it is not id: a v7 uuid of the time the
+                                                   -- message became or becomes due; nil when dead
     dead_at     timestamptz,                       -- set when attempts are exhausted
     key_seq     uuid,                              -- send order within key (strictly increasing per key)
     topic       text        NOT NULL,
     key         text,                              -- ordering key; NULL = no ordering
-    relay       text,                              -- lease holder (last claimer) until ack / nack
     payload     jsonb       NOT NULL,
     headers     jsonb,
     last_error  text,
     CONSTRAINT outbox_pkey PRIMARY KEY (id)
 ) WITH (
-    fillfactor = 80,                               -- room for HOT claim updates
+    fillfactor = 40,                               -- room for a HOT version of every row a claim updates
     autovacuum_vacuum_scale_factor = 0,            -- a queue: vacuum by row count, not by size
     autovacuum_vacuum_threshold = 2000,
     autovacuum_vacuum_insert_scale_factor = 0,
@@ -34,7 +37,9 @@ CREATE TABLE once.outbox (
     autovacuum_analyze_scale_factor = 0,
     autovacuum_analyze_threshold = 10000
 );
-CREATE INDEX outbox_pos ON once.outbox (pos);
+-- Most messages are claimed in id order (pos IS NULL) through the primary key; only delayed,
+-- retried, redriven, dead and explicitly numbered messages have a pos and are in this index.
+CREATE INDEX outbox_pos ON once.outbox (pos) WHERE pos IS NOT NULL;
 CREATE INDEX outbox_key ON once.outbox (key, key_seq) WHERE key IS NOT NULL;
 COMMENT ON TABLE once.outbox IS
     'Messages not yet acknowledged (ready, delayed, in flight or dead); acked rows are deleted';

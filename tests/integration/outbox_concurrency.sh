@@ -55,7 +55,13 @@ drained() {
     [ "$(psql -qXAt -d postgres -c "SELECT (SELECT count(*) FROM once.outbox) = 0
                                           AND (SELECT count(*) FROM claims WHERE NOT acked) = 0")" = t ]
 }
-once_wait_for "relays to drain the outbox" 120 drained
+once_wait_for "relays to drain the outbox" 120 drained || {
+    psql -X -d postgres -c "SELECT count(*), min(attempt), max(attempt), count(relay), count(pos), min(visible_at) < now() AS due FROM once.outbox" \
+        -c "SELECT relay, count(*), sum(n) FROM acks GROUP BY relay" -c "SELECT count(*) FROM claims WHERE NOT acked" \
+        -c "SELECT count(*) AS fresh_backend_claims FROM once.claim('debug', 100)" >&2
+    tail -5 "$work/claimers.log" >&2
+    exit 1
+}
 kill "$claimers" 2>/dev/null || true
 wait "$claimers" 2>/dev/null || true
 claimers=

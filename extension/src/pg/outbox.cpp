@@ -29,10 +29,12 @@ extern "C" {
 #include "utils/guc.h"
 }
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace once::pg {
@@ -69,8 +71,8 @@ UuidV7Generator& generator() {
 
 Uuid next_id() { return generator().next(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp())), random10()); }
 
-Datum uuid_datum(const Uuid& id) {
-    auto* u = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
+Datum uuid_datum(const Uuid& id, MemoryContext context = CurrentMemoryContext) {
+    auto* u = static_cast<pg_uuid_t*>(MemoryContextAlloc(context, sizeof(pg_uuid_t)));
     std::memcpy(u->data, id.data(), UUID_LEN);
     return UUIDPGetDatum(u);
 }
@@ -173,14 +175,19 @@ std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
 
 // --------------------------------------------------------------------------- key order
 
-void lock_key(text* key) {
+uint32 key_hash(text* key) {
+    return hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(key)),
+                      static_cast<int>(VARSIZE_ANY_EXHDR(key)));
+}
+
+void lock_key_hash(uint32 h) {
     pg_call([&] {
-        uint32 h = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(key)),
-                              static_cast<int>(VARSIZE_ANY_EXHDR(key)));
         DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(kKeyLockClass),
                             Int32GetDatum(static_cast<int32>(h)));
     });
 }
+
+void lock_key(text* key) { lock_key_hash(key_hash(key)); }
 
 SavedPlan last_key_seq_plan(
     "SELECT o.key_seq FROM once.outbox o"
@@ -218,8 +225,8 @@ SavedPlan insert_explicit_plan(
     {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
 
 SavedPlan insert_many_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, visible_at)"
-    " SELECT u.id, u.id, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
+    "INSERT INTO once.outbox (id, topic, key, key_seq, payload, visible_at)"
+    " SELECT u.id, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
     "   FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
     "                  pg_catalog.unnest($5)) AS u(id, key, key_seq, payload)",
     {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID});
@@ -257,24 +264,25 @@ ONCE_SQL_FUNCTION(once_send) {
                     "Pass NULL to deliver at once.");
     const bool explicit_id = !PG_ARGISNULL(5);
 
+    SpiSession spi;
+    if (key != nullptr) lock_key(key);
+    // The transaction gets its xid before the id is generated: a claim's low watermark never
+    // passes an id that may still be committed (see claim_low_watermark).
+    pg_call([] { (void)GetCurrentTransactionId(); });
     TimestampTz wall = GetCurrentTimestamp();
     Uuid generated = next_id();
-    Datum id = explicit_id ? PG_GETARG_DATUM(5) : uuid_datum(generated);
-    // The claim position: now, or deliver_at when that lies in the future.
-    Uuid pos = has_deliver_at && deliver_at > wall
-                   ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10())
-                   : generated;
-
-    SpiSession spi;
-    Datum key_seq = 0;
-    if (key != nullptr) {
-        lock_key(key);
-        key_seq = uuid_datum(next_key_seq(key, generated));
-    }
+    // (allocated in the caller's context: it is the result, returned after SPI has finished)
+    Datum id = explicit_id ? PG_GETARG_DATUM(5) : uuid_datum(generated, spi.caller_context());
+    // The claim position: the id itself (pos NULL), or deliver_at when that lies in the
+    // future, or a fresh v7 uuid when the producer chose the id.
+    const bool delayed = has_deliver_at && deliver_at > wall;
+    const bool has_pos = delayed || explicit_id;
+    Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
+    Datum key_seq = key != nullptr ? uuid_datum(next_key_seq(key, generated)) : 0;
     Datum values[] = {id, uuid_datum(pos), PointerGetDatum(topic), PointerGetDatum(key), key_seq,
                       PointerGetDatum(payload), PointerGetDatum(headers), TimestampTzGetDatum(deliver_at)};
-    const char nulls[] = {' ', ' ', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ', headers ? ' ' : 'n',
-                          has_deliver_at ? ' ' : 'n'};
+    const char nulls[] = {' ', has_pos ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
+                          headers ? ' ' : 'n', has_deliver_at ? ' ' : 'n'};
     uint64 inserted;
     {
         AsExtensionOwner owner;
@@ -327,22 +335,29 @@ ONCE_SQL_FUNCTION(once_send_many) {
     std::vector<bool> seq_nulls(n, true);
     {
         SpiSession spi;
+        if (keys != nullptr) {
+            // Every key's lock first (ids are generated after the waits), in hash order so that
+            // two send_many calls with the same keys in another order cannot deadlock.
+            std::vector<uint32> hashes;
+            for (int i = 0; i < n; ++i)
+                if (!key_nulls[i]) hashes.push_back(key_hash(DatumGetTextPP(key_elems[i])));
+            std::sort(hashes.begin(), hashes.end());
+            hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+            for (uint32 h : hashes) lock_key_hash(h);
+        }
+        pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
+        // The last key_seq given to each key in this call (the outbox is asked once per key).
+        std::unordered_map<std::string, Uuid> last_seq;
         for (int i = 0; i < n; ++i) {
             Uuid id = next_id();
-            ids[i] = uuid_datum(id);
+            ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
             if (keys != nullptr && !key_nulls[i]) {
                 text* key = DatumGetTextPP(key_elems[i]);
-                lock_key(key);  // re-entrant: a key repeated in the array is locked once
-                // Earlier elements of this call are already in the outbox? No: they are inserted
-                // below, so compare with the previous element of the same key too.
-                Uuid seq = next_key_seq(key, id);
-                for (int j = i - 1; j >= 0; --j) {
-                    if (!key_nulls[j] && text_view(DatumGetTextPP(key_elems[j])) == text_view(key)) {
-                        Uuid prev = to_uuid(key_seqs[j]);
-                        if (!(prev < seq)) seq = uuid_v7_successor(prev);
-                        break;
-                    }
-                }
+                std::string name(text_view(key));
+                auto found = last_seq.find(name);
+                Uuid seq = found == last_seq.end() ? next_key_seq(key, id)
+                                                   : (found->second < id ? id : uuid_v7_successor(found->second));
+                last_seq[name] = seq;
                 key_seqs[i] = uuid_datum(seq);
                 seq_nulls[i] = false;
             }
@@ -402,8 +417,11 @@ constexpr int64 kWatermarkStepUs = 100 * 1000;         // move forward at most e
 constexpr int64 kWatermarkFullUs = 10 * 1000 * 1000;  // recompute from scratch every 10 s
 
 SavedPlan first_live_plan(
-    "SELECT o.pos FROM once.outbox o WHERE o.pos OPERATOR(pg_catalog.>=) $1"
-    " ORDER BY o.pos LIMIT 1",
+    "SELECT LEAST("
+    "  (SELECT o.id FROM once.outbox o"
+    "    WHERE o.pos IS NULL AND o.id OPERATOR(pg_catalog.>=) $1 ORDER BY o.id LIMIT 1),"
+    "  (SELECT o.pos FROM once.outbox o"
+    "    WHERE o.pos IS NOT NULL AND o.pos OPERATOR(pg_catalog.>=) $1 ORDER BY o.pos LIMIT 1))",
     {UUIDOID});
 
 // Start of the oldest transaction of this database that holds an xid (it may commit rows
@@ -425,6 +443,36 @@ TimestampTz oldest_writer_start(TimestampTz now) {
     });
 }
 
+// A queue table's statistics are often stale (empty at the last ANALYZE, 100k rows now). The
+// claim and watermark queries must walk their index in order and stop at LIMIT whatever the
+// estimates say, so they run with bitmap scans, sequential scans and explicit sorts disabled,
+// and without JIT (restored after).
+class IndexOrderPlans {
+public:
+    IndexOrderPlans() {
+        nest_level_ = pg_call([] {
+            int level = NewGUCNestLevel();
+            set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                              true, 0, false);
+            set_config_option("enable_sort", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                              false);
+            set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
+                              0, false);
+            // the disabled paths' costs would otherwise trigger JIT compilation (~0.5 s)
+            set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+            return level;
+        });
+    }
+    // Called on success; after an error, (sub)transaction abort restores the settings.
+    void restore() {
+        int level = nest_level_;
+        pg_call([&] { AtEOXact_GUC(true, level); });
+    }
+
+private:
+    int nest_level_;
+};
+
 // The lowest position a claim must look at. Uuid{} (nil) means "from the start".
 Uuid claim_low_watermark() {
     if (IsolationUsesXactSnapshot()) return Uuid{};  // old snapshot: rows committed since are unseen
@@ -442,8 +490,12 @@ Uuid claim_low_watermark() {
     Datum values[] = {uuid_datum(from)};
     uint64 n;
     {
-        AsExtensionOwner owner;
-        n = first_live_plan.execute(values, nullptr, 1);
+        IndexOrderPlans hints;
+        {
+            AsExtensionOwner owner;
+            n = first_live_plan.execute(values, nullptr, 1);
+        }
+        hints.restore();
     }
     Uuid low = cap;
     Datum v;
@@ -459,23 +511,41 @@ Uuid claim_low_watermark() {
     return low;
 }
 
+// Two scans, each ORDER BY + LIMIT + FOR UPDATE SKIP LOCKED on one index: the due messages
+// that have a pos (delayed, retried, redriven, explicitly numbered: few) and the messages
+// claimed in id order through the primary key; the first batch of both in claim order.
+#define ONCE_CLAIM_FILTER(o)                                                                    \
+    "  AND " o ".visible_at OPERATOR(pg_catalog.<=) pg_catalog.now()"                           \
+    "  AND ($5::pg_catalog.text[] IS NULL OR once.outbox_topics_match($5, " o ".topic))"        \
+    "  AND (" o ".key IS NULL OR NOT EXISTS ("                                                  \
+    "        SELECT 1 FROM once.outbox e"                                                       \
+    "         WHERE e.key OPERATOR(pg_catalog.=) " o ".key AND e.key IS NOT NULL"               \
+    "           AND e.key_seq OPERATOR(pg_catalog.<) " o ".key_seq))"
+#define ONCE_CLAIM_EXHAUSTED(o)                                                                 \
+    o ".attempt OPERATOR(pg_catalog.>=) COALESCE("                                              \
+    "  (SELECT p.max_attempts FROM once.outbox_topic_policies p"                                \
+    "    WHERE p.topic OPERATOR(pg_catalog.=) " o ".topic), 25) AS exhausted"
+
 SavedPlan claim_plan(
-    "WITH c AS ("
-    "  SELECT o.id, o.pos,"
-    "         o.attempt OPERATOR(pg_catalog.>=) COALESCE("
-    "           (SELECT p.max_attempts FROM once.outbox_topic_policies p"
-    "             WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) AS exhausted"
-    "    FROM once.outbox o"
-    "   WHERE o.pos OPERATOR(pg_catalog.>=) $1 AND o.pos OPERATOR(pg_catalog.<) $2"
-    "     AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.now()"
-    "     AND ($5::pg_catalog.text[] IS NULL OR once.outbox_topics_match($5, o.topic))"
-    "     AND (o.key IS NULL OR NOT EXISTS ("
-    "           SELECT 1 FROM once.outbox e"
-    "            WHERE e.key OPERATOR(pg_catalog.=) o.key AND e.key IS NOT NULL"
-    "              AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq))"
-    "   ORDER BY o.pos"
-    "   LIMIT $3"
-    "   FOR UPDATE OF o SKIP LOCKED),"
+    "WITH moved AS ("
+    "  SELECT b.ctid AS tid, b.pos AS sort, " ONCE_CLAIM_EXHAUSTED("b")
+    "    FROM once.outbox b"
+    "   WHERE b.pos IS NOT NULL"
+    "     AND b.pos OPERATOR(pg_catalog.>=) $1 AND b.pos OPERATOR(pg_catalog.<) $2"
+    ONCE_CLAIM_FILTER("b")
+    "   ORDER BY b.pos LIMIT $3"
+    "   FOR UPDATE OF b SKIP LOCKED),"
+    " plain AS ("
+    "  SELECT a.ctid AS tid, a.id AS sort, " ONCE_CLAIM_EXHAUSTED("a")
+    "    FROM once.outbox a"
+    "   WHERE a.pos IS NULL"
+    "     AND a.id OPERATOR(pg_catalog.>=) $1 AND a.id OPERATOR(pg_catalog.<) $2"
+    ONCE_CLAIM_FILTER("a")
+    "   ORDER BY a.id LIMIT $3"
+    "   FOR UPDATE OF a SKIP LOCKED),"
+    // (rows of plain beyond the batch stay locked, untouched, until this transaction ends)
+    " c AS (SELECT * FROM (SELECT * FROM moved UNION ALL SELECT * FROM plain) m"
+    "        ORDER BY m.sort LIMIT $3),"
     " dead AS ("
     "  UPDATE once.outbox o"
     "     SET dead_at = pg_catalog.now(), visible_at = 'infinity',"
@@ -484,16 +554,16 @@ SavedPlan claim_plan(
     "                      OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)"
     "                      o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '"
     "                      OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')'"
-    "    FROM c WHERE o.id OPERATOR(pg_catalog.=) c.id AND c.exhausted"
+    "    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND c.exhausted"
     "  RETURNING 1),"
     " u AS ("
     "  UPDATE once.outbox o"
     "     SET attempt = o.attempt OPERATOR(pg_catalog.+) 1, relay = $4,"
     "         visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $6"
-    "    FROM c WHERE o.id OPERATOR(pg_catalog.=) c.id AND NOT c.exhausted"
-    "  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, c.pos)"
+    "    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted"
+    "  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, c.sort)"
     " SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at"
-    "   FROM u ORDER BY u.pos",
+    "   FROM u ORDER BY u.sort",
     {UUIDOID, UUIDOID, INT4OID, TEXTOID, TEXTARRAYOID, INTERVALOID});
 
 }  // namespace
@@ -534,8 +604,12 @@ ONCE_SQL_FUNCTION(once_claim) {
     const char nulls[] = {' ', ' ', ' ', ' ', topics ? ' ' : 'n', ' '};
     uint64 n;
     {
-        AsExtensionOwner owner;
-        n = claim_plan.execute(values, nulls);
+        IndexOrderPlans hints;
+        {
+            AsExtensionOwner owner;
+            n = claim_plan.execute(values, nulls);
+        }
+        hints.restore();
     }
     pg_call([&] {
         for (uint64 i = 0; i < n; ++i)
@@ -689,6 +763,7 @@ ONCE_SQL_FUNCTION(once_outbox_topics_match) {
 ONCE_SQL_FUNCTION(once_outbox_position) {
     TimestampTz at = PG_GETARG_TIMESTAMPTZ(0);
     if (TIMESTAMP_NOT_FINITE(at)) throw Error(ErrorCode::invalid_interval, "position time must be finite");
+    pg_call([] { (void)GetCurrentTransactionId(); });  // the writer is visible to claims first
     return uuid_datum(uuid_v7_at(static_cast<uint64_t>(unix_ms(at)), random10()));
 }
 

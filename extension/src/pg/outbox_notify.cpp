@@ -44,7 +44,7 @@ struct Shared {
 
 Shared* shared = nullptr;
 bool preloaded = false;
-int notify_interval_ms = 2;
+int notify_interval_ms = 5;
 shmem_request_hook_type previous_request_hook = nullptr;
 shmem_startup_hook_type previous_startup_hook = nullptr;
 
@@ -145,6 +145,12 @@ void xact_callback(XactEvent event, void*) {
     }
 }
 
+// Without the notifier, the NOTIFY queued by a subtransaction that aborts is dropped with it:
+// let the next send of the transaction queue one again.
+void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
+    if (event == SUBXACT_EVENT_ABORT_SUB && counted_slot == nullptr) sent_in_xact = false;
+}
+
 void worker_detach(int, Datum arg) {
     Slot* slot = reinterpret_cast<Slot*>(DatumGetPointer(arg));
     SpinLockAcquire(&shared->mutex);
@@ -201,8 +207,9 @@ void outbox_init() {
     DefineCustomIntVariable(
         "once.notify_interval", "Shortest time between two relay wake-ups (NOTIFY once_outbox).",
         "Commits in between are coalesced into the next wake-up. Only with shared_preload_libraries.",
-        &notify_interval_ms, 2, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+        &notify_interval_ms, 5, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     RegisterXactCallback(xact_callback, nullptr);
+    RegisterSubXactCallback(subxact_callback, nullptr);
     if (process_shared_preload_libraries_in_progress) {
         preloaded = true;
         previous_request_hook = shmem_request_hook;

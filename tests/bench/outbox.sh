@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Outbox benchmark: every figure is a ratio against a baseline measured in the same run.
+#   producer   BEGIN; INSERT order; once.send; COMMIT  vs  the same with a plain INSERT into an
+#              identically shaped table (1 and 16 clients, fsync=on, synchronous_commit=on,
+#              a relay LISTENing), with pg_once preloaded, and without (NOTIFY per transaction)
+#   batch      once.send_many of 1000 payloads  vs  one INSERT ... SELECT of 1000 rows
+#   drain      claim(100) + ack (two transactions, 2 clients, 100k prefilled, commits without
+#              waiting for fsync so that two commits per batch do not decide the result)  vs  a
+#              hand-written SKIP LOCKED DELETE, and vs the naive status design (UPDATE to
+#              processing, UPDATE to sent)
+#   wal        WAL bytes per message from send to ack  vs  INSERT + DELETE of the same row
+#   dead rows  claim latency with 100k dead rows and an old REPEATABLE READ snapshot  vs  clean,
+#              for pg_once and for a plain SKIP LOCKED queue
+#   wake-up    commit -> relay wake-up latency (notifier, and NOTIFY per transaction)
+# Results: tests/bench/results/outbox.txt. Usage: ONCE_STAGE_DIR=build/stage tests/bench/outbox.sh
+# OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# libpq's headers, from the system pg_config (cluster.sh puts the staged server first in PATH)
+libpq_include=$(${PG_CONFIG:-pg_config} --includedir)
+libpq_libdir=$(${PG_CONFIG:-pg_config} --libdir)
+source "$here/../lib/cluster.sh"
+secs=${OUTBOX_BENCH_SECONDS:-10}
+result_file="$here/results/outbox.txt"
+work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-outbox-bench.XXXXXX")
+[ "$(id -u)" = 0 ] && chmod 755 "$work"
+background=()
+cleanup() {
+    for pid in "${background[@]}"; do kill "$pid" 2>/dev/null || true; done
+    once_cluster_stop
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+cc -O2 -I"$libpq_include" -o "$work/outbox_wakeup" "$here/outbox_wakeup.c" -L"$libpq_libdir" -lpq
+
+server_opts=(fsync=on synchronous_commit=on max_wal_size=4GB checkpoint_timeout=30min
+             shared_preload_libraries=pg_once)
+once_cluster_start "${server_opts[@]}"
+
+out() { echo "$*" | tee -a "$work/results"; }
+sql() { psql -qXAt -v ON_ERROR_STOP=1 -d bench "$@"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+# tps of a pgbench run: pgbench_tps CLIENTS SCRIPT [more pgbench options]
+pgbench_tps() {
+    local clients=$1 script=$2
+    shift 2
+    pgbench -n -c "$clients" -j "$clients" -T "$secs" -f "$script" "$@" bench 2>&1 \
+        | awk '/^tps = / { print $3 }'
+}
+
+psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE bench" >/dev/null
+sql <<'SQL'
+CREATE EXTENSION pg_once;
+CREATE TABLE orders (id bigserial PRIMARY KEY, customer int NOT NULL, total numeric NOT NULL);
+-- The hand-written outbox: the same columns as once.outbox, a primary key, nothing else.
+CREATE TABLE plain_outbox (LIKE once.outbox INCLUDING DEFAULTS);
+ALTER TABLE plain_outbox ADD PRIMARY KEY (id), ALTER COLUMN pos SET DEFAULT gen_random_uuid(),
+    ALTER COLUMN visible_at SET DEFAULT now();
+-- The naive design of the source texts: a status column with an index, updated twice.
+CREATE TABLE naive_outbox (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), topic text NOT NULL,
+    payload jsonb NOT NULL, status text NOT NULL DEFAULT 'pending', locked_by text,
+    locked_until timestamptz, created_at timestamptz NOT NULL DEFAULT now(), sent_at timestamptz);
+CREATE INDEX naive_outbox_status ON naive_outbox (status, created_at);
+SQL
+
+{
+    echo "pg_once outbox benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, ${secs}s per run"
+    echo "PostgreSQL $(sql -c 'SHOW server_version'), fsync=on, synchronous_commit=on"
+    echo
+} >"$work/results"
+
+# ------------------------------------------------------------------------------ producer
+# A relay LISTENs during the producer runs (it reads notifications; it does not drain).
+listen_relay() {
+    # idle between statements, so it consumes its notifications like a relay
+    psql -qX -d bench >/dev/null 2>&1 <<'SQL' &
+SET application_name = 'bench_listener';
+LISTEN once_outbox;
+SELECT 1 \watch 0.2
+SQL
+    listener=$!
+    background+=($listener)
+}
+stop_listener() {
+    kill "$listener" 2>/dev/null || true
+    sql -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bench_listener'" >/dev/null
+}
+cat >"$work/send.sql" <<'SQL'
+\set c random(1, 100000)
+BEGIN;
+INSERT INTO orders (customer, total) VALUES (:c, 42.50);
+SELECT once.send('order.created', '{"order": 1, "customer": 2, "total": "42.50", "lines": [1, 2, 3]}');
+COMMIT;
+SQL
+cat >"$work/plain.sql" <<'SQL'
+\set c random(1, 100000)
+BEGIN;
+INSERT INTO orders (customer, total) VALUES (:c, 42.50);
+INSERT INTO plain_outbox (id, topic, payload) VALUES (gen_random_uuid(), 'order.created', '{"order": 1, "customer": 2, "total": "42.50", "lines": [1, 2, 3]}');
+COMMIT;
+SQL
+reset_tables() {
+    sql -c "TRUNCATE orders, plain_outbox, naive_outbox, once.outbox" -c "CHECKPOINT" >/dev/null
+}
+median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+# The disk's fsync rate swings with the other jobs on this machine, so plain and once.send
+# runs alternate (3 pairs of secs/2 each) and the medians are compared.
+producer_round() {  # producer_round LABEL CLIENT_COUNTS...
+    local label=$1 clients r
+    shift
+    for clients in "$@"; do
+        local plains=() sends=()
+        for r in 1 2 3; do
+            reset_tables
+            plains+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/plain.sql")")
+            reset_tables
+            sends+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/send.sql")")
+        done
+        local plain send
+        plain=$(median3 "${plains[@]}")
+        send=$(median3 "${sends[@]}")
+        out "producer $label, $clients client(s): plain INSERT ${plains[*]} tps (median $plain), once.send ${sends[*]} tps (median $send), ratio $(ratio "$send" "$plain") (target >= 0.95, floor 0.85)"
+    done
+}
+listen_relay
+out "== producer: BEGIN; INSERT order; send; COMMIT vs the same with a plain INSERT"
+producer_round "(pg_once preloaded: coalesced NOTIFY)" 1 16
+out "notifier: $(sql -c "SELECT notifies FROM once.outbox_notifier_status()") NOTIFYs in this database so far"
+stop_listener
+
+# ------------------------------------------------------------------------------ batch
+reset_tables
+cat >"$work/batch_send.sql" <<'SQL'
+SELECT count(*) FROM once.send_many('bulk.import', (SELECT array_agg(jsonb_build_object('i', i, 'sku', 'A-' || i)) FROM generate_series(1, 1000) AS i));
+SQL
+cat >"$work/batch_plain.sql" <<'SQL'
+INSERT INTO plain_outbox (id, topic, payload) SELECT gen_random_uuid(), 'bulk.import', p FROM unnest((SELECT array_agg(jsonb_build_object('i', i, 'sku', 'A-' || i)) FROM generate_series(1, 1000) AS i)) AS p;
+SQL
+out ""
+out "== batch: send_many(1000 payloads) vs INSERT ... SELECT of 1000 rows, 1 client"
+plain=$(pgbench_tps 1 "$work/batch_plain.sql")
+reset_tables
+send=$(pgbench_tps 1 "$work/batch_send.sql")
+out "batch: plain $(ratio "$plain" 0.001) rows/s, send_many $(ratio "$send" 0.001) rows/s, ratio $(ratio "$send" "$plain") (target >= 0.8)"
+
+# ------------------------------------------------------------------------------ drain
+drain_rate() {  # drain_rate SCRIPT SETUP_SQL TABLE -> messages per second draining 100k with 2 clients
+    reset_tables
+    sql -c "$2" -c "VACUUM ANALYZE" >/dev/null
+    local start end left
+    start=$(date +%s.%N)
+    PGOPTIONS="-c synchronous_commit=off" pgbench -n -c 2 -j 2 -t 500 -f "$1" bench >"$work/drain.log" 2>&1 || { cat "$work/drain.log" >&2; exit 1; }
+    end=$(date +%s.%N)
+    left=$(sql -c "SELECT count(*) FROM $3")
+    awk -v s="$start" -v e="$end" -v left="$left" 'BEGIN { printf "%.0f", (100000 - left) / (e - s) }'
+}
+cat >"$work/drain_once.sql" <<'SQL'
+SELECT coalesce(array_agg(id), '{}') AS ids FROM once.claim('relay-:client_id', 100) \gset
+SELECT once.ack('relay-:client_id', ids) FROM (SELECT ':ids'::uuid[] AS ids) s WHERE cardinality(ids) > 0;
+SQL
+cat >"$work/drain_skip.sql" <<'SQL'
+WITH c AS (SELECT id FROM plain_outbox ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
+DELETE FROM plain_outbox o USING c WHERE o.id = c.id RETURNING o.id, o.topic, o.payload;
+SQL
+cat >"$work/drain_naive.sql" <<'SQL'
+WITH c AS (SELECT id FROM naive_outbox WHERE status = 'pending' ORDER BY created_at LIMIT 100 FOR UPDATE SKIP LOCKED),
+     u AS (UPDATE naive_outbox o SET status = 'processing', locked_by = 'relay-:client_id', locked_until = now() + interval '30 seconds'
+             FROM c WHERE o.id = c.id RETURNING o.id)
+SELECT coalesce(array_agg(id), '{}') AS ids FROM u \gset
+UPDATE naive_outbox SET status = 'sent', sent_at = now(), locked_by = NULL, locked_until = NULL WHERE id = ANY (':ids'::uuid[]);
+SQL
+payload="'{\"order\": 1, \"customer\": 2, \"total\": \"42.50\", \"lines\": [1, 2, 3]}'"
+out ""
+out "== drain: 100k prefilled messages, 2 clients, batches of 100 (synchronous_commit=off: claim and ack are two commits, the DELETE one)"
+skip=$(drain_rate "$work/drain_skip.sql" \
+    "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once.outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" plain_outbox)
+naive=$(drain_rate "$work/drain_naive.sql" \
+    "INSERT INTO naive_outbox (topic, payload, created_at) SELECT 'order.created', $payload, clock_timestamp() FROM generate_series(1, 100000)" "naive_outbox WHERE status <> 'sent'")
+once=$(drain_rate "$work/drain_once.sql" \
+    "SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)" once.outbox)
+out "drain: hand-written SKIP LOCKED DELETE $skip msg/s, naive two-UPDATE $naive msg/s, claim+ack $once msg/s"
+out "drain: claim+ack / SKIP LOCKED DELETE = $(ratio "$once" "$skip") (target >= 0.9); claim+ack / naive = $(ratio "$once" "$naive") (target >= 3)"
+
+# ------------------------------------------------------------------------------ WAL
+reset_tables
+wal_once=$(sql <<SQL
+SELECT pg_current_wal_lsn() AS s \gset
+SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 10000);
+DO \$\$ DECLARE ids uuid[]; BEGIN LOOP SELECT array_agg(id) INTO ids FROM once.claim('w', 100); EXIT WHEN ids IS NULL; PERFORM once.ack('w', ids); END LOOP; END \$\$;
+SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), :'s') / 10000)::int;
+SQL
+)
+wal_once=$(echo "$wal_once" | tail -1)
+reset_tables
+wal_plain=$(sql <<SQL
+SELECT pg_current_wal_lsn() AS s \gset
+INSERT INTO plain_outbox (id, topic, payload) SELECT once.outbox_position(clock_timestamp()), 'order.created', $payload FROM generate_series(1, 10000);
+DO \$\$ BEGIN LOOP EXIT WHEN NOT EXISTS (SELECT 1 FROM plain_outbox);
+   WITH c AS (SELECT id FROM plain_outbox ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
+   DELETE FROM plain_outbox o USING c WHERE o.id = c.id; END LOOP; END \$\$;
+SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), :'s') / 10000)::int;
+SQL
+)
+wal_plain=$(echo "$wal_plain" | tail -1)
+out ""
+out "== WAL per message, send to ack (10k messages, claim/ack by 100, after a checkpoint)"
+out "wal: INSERT+DELETE $wal_plain bytes/msg, send+claim+ack $wal_once bytes/msg, ratio $(ratio "$wal_once" "$wal_plain") (target <= 1.2)"
+
+# ------------------------------------------------------------------------------ dead rows + old snapshot
+cat >"$work/lat_once.sql" <<'SQL'
+SELECT coalesce(array_agg(id), '{}') AS ids FROM once.claim('lat', 10) \gset
+SELECT once.ack('lat', ids) FROM (SELECT ':ids'::uuid[] AS ids) s WHERE cardinality(ids) > 0;
+SQL
+cat >"$work/lat_skip.sql" <<'SQL'
+WITH c AS (SELECT id FROM plain_outbox WHERE visible_at <= now() ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED)
+UPDATE plain_outbox o SET visible_at = now() + interval '30 seconds', relay = 'lat' FROM c WHERE o.id = c.id RETURNING o.id;
+DELETE FROM plain_outbox WHERE relay = 'lat';
+SQL
+claim_latency() {  # claim_latency SCRIPT -> mean latency (ms) of the claim statement
+    PGOPTIONS="-c synchronous_commit=off" pgbench -n -r -c 1 -T "$secs" -f "$1" bench 2>&1 | awk '/claim|FOR UPDATE SKIP LOCKED/ && $1 ~ /^[0-9.]+$/ { print $1; exit }'
+}
+prefill_ready() {
+    sql -c "SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)" \
+        -c "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once.outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" \
+        -c "VACUUM ANALYZE once.outbox" -c "VACUUM ANALYZE plain_outbox" >/dev/null
+}
+reset_tables
+prefill_ready
+clean_once=$(claim_latency "$work/lat_once.sql")
+clean_skip=$(claim_latency "$work/lat_skip.sql")
+reset_tables
+# An analytics query holds an old snapshot (read only, no xid) ...
+psql -qX -d bench >/dev/null 2>&1 <<'SQL' &
+SET application_name = 'bench_old_snapshot';
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM pg_class;
+SELECT pg_sleep(600);
+SQL
+background+=($!)
+once_wait_for "the old snapshot" 10 bash -c "[ \$(psql -qXAt -d bench -c \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench_old_snapshot' AND backend_xmin IS NOT NULL\") = 1 ]"
+# ... while 100k messages are delivered: 100k dead rows VACUUM cannot remove, before the ready ones.
+sql -c "SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)" >/dev/null
+sql -c "DO \$\$ DECLARE ids uuid[]; BEGIN LOOP SELECT array_agg(id) INTO ids FROM once.claim('pre', 1000); EXIT WHEN ids IS NULL; PERFORM once.ack('pre', ids); END LOOP; END \$\$" >/dev/null
+sql -c "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once.outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" \
+    -c "DELETE FROM plain_outbox" >/dev/null
+prefill_ready
+dead_once=$(claim_latency "$work/lat_once.sql")
+dead_skip=$(claim_latency "$work/lat_skip.sql")
+dead_rows=$(sql -c "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'once.outbox'::regclass")
+sql -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bench_old_snapshot'" >/dev/null
+out ""
+out "== claim(10)+ack latency: clean vs 100k dead rows + an open REPEATABLE READ snapshot (1 client, synchronous_commit=off)"
+out "dead rows: pg_once claim clean $clean_once ms, dirty $dead_once ms, ratio $(ratio "$dead_once" "$clean_once") (target <= 3); once.outbox n_dead_tup $dead_rows"
+out "dead rows: plain SKIP LOCKED claim clean $clean_skip ms, dirty $dead_skip ms, ratio $(ratio "$dead_skip" "$clean_skip")"
+
+# ------------------------------------------------------------------------------ wake-up latency
+reset_tables
+out ""
+out "== commit -> wake-up latency (200 single-message transactions, a LISTENing relay)"
+out "wake-up, notifier (once.notify_interval=$(sql -c 'SHOW once.notify_interval')): $("$work/outbox_wakeup" "host=$PGHOST port=$PGPORT user=$PGUSER dbname=bench" 200)"
+
+# ------------------------------------------------------------------------------ without preloading
+once_as_server_user pg_ctl stop -D "$ONCE_CLUSTER_DIR/data" -m fast -w >/dev/null
+opts=("${server_opts[@]/shared_preload_libraries=pg_once/shared_preload_libraries=}")
+once_cluster_run "$ONCE_CLUSTER_DIR" "${opts[@]}"
+out ""
+out "wake-up, NOTIFY per transaction (not preloaded): $("$work/outbox_wakeup" "host=$PGHOST port=$PGPORT user=$PGUSER dbname=bench" 200)"
+listen_relay
+out ""
+producer_round "(not preloaded: NOTIFY per transaction)" 16
+stop_listener
+
+cp "$work/results" "$result_file"
+echo "results written to $result_file"
