@@ -216,17 +216,27 @@ COMMENT ON VIEW once.blocked_keys IS
 REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
 GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
 
-CREATE FUNCTION once.redrive(ids uuid[]) RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- The ids argument of once.redrive and once.discard: a non-empty array without NULLs.
+CREATE FUNCTION once.check_dead_letter_ids(ids uuid[]) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    n integer;
 BEGIN
     IF ids IS NULL OR pg_catalog.cardinality(ids) = 0 OR pg_catalog.array_position(ids, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'ids must be a non-empty array without NULLs'
             USING ERRCODE = 'ON211', DETAIL = pg_catalog.format('ids was %s.', ids),
                   HINT = 'Pass the ids of dead letters, e.g. from once.dead_letters.';
     END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION once.check_dead_letter_ids(uuid[]) FROM PUBLIC;
+
+CREATE FUNCTION once.redrive(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM once.check_dead_letter_ids(ids);
     UPDATE once.outbox
        SET dead_at = NULL, attempt = 0, relay = NULL, visible_at = pg_catalog.now(),
            pos = once.outbox_position(pg_catalog.clock_timestamp())
@@ -247,11 +257,7 @@ AS $$
 DECLARE
     n integer;
 BEGIN
-    IF ids IS NULL OR pg_catalog.cardinality(ids) = 0 OR pg_catalog.array_position(ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'ids must be a non-empty array without NULLs'
-            USING ERRCODE = 'ON211', DETAIL = pg_catalog.format('ids was %s.', ids),
-                  HINT = 'Pass the ids of dead letters, e.g. from once.dead_letters.';
-    END IF;
+    PERFORM once.check_dead_letter_ids(ids);
     DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;

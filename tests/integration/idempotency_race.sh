@@ -6,37 +6,33 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib/cluster.sh"
+source "$here/../lib/barrier.sh"
 sessions=20
 
 once_cluster_start fsync=off
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-race.XXXXXX")
-exec 3> >(psql -qX -d postgres >/dev/null)   # the barrier holder, an open session
+once_barrier_open
 trap 'exec 3>&-; once_cluster_stop; rm -rf "$work"' EXIT
 
 psql -qX -v ON_ERROR_STOP=1 -d postgres <<'SQL'
 CREATE EXTENSION pg_once;
 CREATE TABLE charges (id serial PRIMARY KEY, amount int, at timestamptz DEFAULT clock_timestamp());
 SQL
-# barrier_locks GRANTED COUNT: true when COUNT locks on the barrier have granted = GRANTED.
-barrier_locks() {
-    test "$(psql -qtAX -d postgres -c "SELECT count(*) FROM pg_locks
-             WHERE locktype = 'advisory' AND objid = 4242 AND granted = $1")" = "$2"
-}
-echo "SELECT pg_advisory_lock(4242);" >&3
-once_wait_for "barrier held" 30 barrier_locks true 1
+once_barrier_hold
 
-cat >"$work/call.sql" <<'SQL'
-SELECT pg_advisory_lock_shared(4242) IS NULL AS waited;
+{
+    echo "$once_barrier_pass"
+    cat <<'SQL'
 SELECT response FROM once.run('pay', 'order-42', '{"amount": 500}',
     $$INSERT INTO charges (amount) VALUES (($1->>'amount')::int) RETURNING jsonb_build_object('charge', id)$$);
 SQL
+} >"$work/call.sql"
 pids=()
 for i in $(seq 1 "$sessions"); do
     psql -qtAX -v ON_ERROR_STOP=1 -d postgres -f "$work/call.sql" >"$work/out.$i" 2>"$work/err.$i" </dev/null &
     pids+=($!)
 done
-once_wait_for "$sessions sessions at the barrier" 60 barrier_locks false "$sessions"
-echo "SELECT pg_advisory_unlock(4242);" >&3   # go
+once_barrier_release_when "$sessions"
 
 failed=0
 for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done

@@ -11,13 +11,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib/cluster.sh"
+source "$here/../lib/barrier.sh"
 sessions=16
 round2_sessions=8
 messages=40
 
 once_cluster_start fsync=off
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-inbox.XXXXXX")
-exec 3> >(psql -qX -d postgres >/dev/null)   # the barrier holder, an open session
+once_barrier_open
 trap 'exec 3>&-; once_cluster_stop; [ -n "${ONCE_KEEP:-}" ] || rm -rf "$work"' EXIT
 
 psql -qX -v ON_ERROR_STOP=1 -d postgres <<'SQL'
@@ -33,30 +34,19 @@ BEGIN
 END $$;
 SELECT once.subscribe('order.*', 'ship(once.inbound)');
 SQL
-
-# once_wait_for re-runs a command: the counts must be read inside it, not expanded once.
-barrier_waiters_are() {
-    test "$(psql -qtAX -d postgres -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted")" = "$1"
-}
-barrier_held() {
-    test "$(psql -qtAX -d postgres -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND granted")" = 1
-}
-echo "SELECT pg_advisory_lock(4242);" >&3
-once_wait_for "barrier held" 30 barrier_held
+once_barrier_hold
 
 # ---- round 1: one message, all sessions at once
 pids=()
 for i in $(seq 1 "$sessions"); do
     cat >"$work/r1.$i.sql" <<SQL
-SELECT pg_advisory_lock_shared(4242) IS NULL AS waited;
-SELECT pg_advisory_unlock_shared(4242) AND false;
+$once_barrier_pass
 SELECT once.deliver('shop', 'order-42', 'order.created', '{"id": 42}', '{"session": "$i"}');
 SQL
     psql -qtAX -v ON_ERROR_STOP=1 -d postgres -f "$work/r1.$i.sql" >"$work/r1.out.$i" 2>"$work/r1.err.$i" </dev/null &
     pids+=($!)
 done
-once_wait_for "$sessions sessions at the barrier" 60 barrier_waiters_are "$sessions"
-echo "SELECT pg_advisory_unlock(4242);" >&3   # go
+once_barrier_release_when "$sessions"
 failed=0
 for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
 [ "$failed" -eq 0 ] || { cat "$work"/r1.err.*; echo "FAIL: $failed sessions failed"; exit 1; }
@@ -69,15 +59,13 @@ echo "round 1: sessions=$sessions processed=$processed duplicate=$duplicate effe
 [ "$effects" = 1 ] || { echo "FAIL: the side effect happened $effects times"; exit 1; }
 
 # ---- round 2: many messages, shuffled, some handlers failing
-echo "SELECT pg_advisory_lock(4242);" >&3
-once_wait_for "barrier held again" 30 barrier_held
+once_barrier_hold
 pids=()
 for i in $(seq 1 "$round2_sessions"); do
     fail=false
     [ $((i % 3)) = 0 ] && fail=true
     {
-        echo "SELECT pg_advisory_lock_shared(4242) IS NULL AS waited;"
-        echo "SELECT pg_advisory_unlock_shared(4242) AND false;"
+        echo "$once_barrier_pass"
         echo "\\set ON_ERROR_STOP 0"
         for m in $(seq 1 "$messages" | shuf); do
             echo "SELECT 'm$m ' || once.deliver('shop', 'm$m', 'order.paid', '{}', '{\"session\": \"$i\", \"fail\": $fail}');"
@@ -86,8 +74,7 @@ for i in $(seq 1 "$round2_sessions"); do
     psql -qtAX -d postgres -f "$work/r2.$i.sql" >"$work/r2.out.$i" 2>"$work/r2.err.$i" </dev/null &
     pids+=($!)
 done
-once_wait_for "$round2_sessions sessions at the barrier" 60 barrier_waiters_are "$round2_sessions"
-echo "SELECT pg_advisory_unlock(4242);" >&3   # go
+once_barrier_release_when "$round2_sessions"
 for pid in "${pids[@]}"; do wait "$pid"; done
 
 processed=$(cat "$work"/r2.out.* | grep -c ' processed$' || true)

@@ -10,7 +10,12 @@
 //    except \b \f \n \r \t); other characters as raw UTF-8; invalid UTF-8 is an error;
 //  - numbers: exact decimal, no exponent noise: sign, integer digits without leading zeros,
 //    fraction without trailing zeros, "-0" becomes "0"; 1e2 == 100 == 100.0.
+//
+// Parsing (and so what is rejected: invalid UTF-8, \u0000, nesting beyond kMaxJsonDepth) is
+// Json::parse's; this file only serialises the parsed document in canonical form.
 #pragma once
+
+#include "json.hpp"
 
 #include <string>
 #include <string_view>
@@ -19,8 +24,5 @@ namespace once {
 
 // Throws once::Error(ErrorCode::invalid_json) for text that is not a single JSON value.
 std::string canonical_json(std::string_view json_text);
-
-// Maximum nesting depth accepted (deeper input is rejected rather than risking the stack).
-constexpr int kMaxJsonDepth = 1000;
 
 }  // namespace once

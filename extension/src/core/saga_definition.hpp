@@ -15,7 +15,7 @@
 #pragma once
 
 #include "backoff.hpp"
-#include "saga_json.hpp"
+#include "json.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -24,6 +24,9 @@
 #include <vector>
 
 namespace once::saga {
+
+// The saga engine reads and writes its JSON with the extension's DOM (core/json.hpp).
+using once::Json;
 
 enum class StepKind { compensable, pivot, retriable };
 const char* kind_name(StepKind k);

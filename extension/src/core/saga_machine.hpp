@@ -5,7 +5,7 @@
 #pragma once
 
 #include "saga_definition.hpp"
-#include "saga_json.hpp"
+#include "json.hpp"
 
 #include <cstdint>
 #include <string>

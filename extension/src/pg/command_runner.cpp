@@ -2,6 +2,7 @@
 
 #include "../core/error.hpp"
 #include "guard.hpp"
+#include "text_args.hpp"
 
 #include <string>
 #include <unordered_map>
@@ -62,8 +63,7 @@ std::string strip_trailing_semicolons(std::string sql) {
 }  // namespace
 
 bool run_command(text* command, Jsonb* request, Datum* value) {
-    std::string sql = strip_trailing_semicolons(
-        std::string(VARDATA_ANY(command), VARSIZE_ANY_EXHDR(command)));
+    std::string sql = strip_trailing_semicolons(std::string(text_view(command)));
     if (sql.empty())
         throw Error(ErrorCode::invalid_argument, "once.run command must not be empty");
 

@@ -14,6 +14,7 @@
 #include "fingerprint.hpp"
 #include "guard.hpp"
 #include "spi.hpp"
+#include "text_args.hpp"
 
 #include <string>
 
@@ -28,14 +29,11 @@ struct KeyArgs {
     text* key;
 };
 
-std::string_view view(text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
-
 KeyArgs key_args(FunctionCallInfo fcinfo) {
-    if (PG_ARGISNULL(0)) throw Error(ErrorCode::invalid_key, "idempotency scope must not be NULL");
-    if (PG_ARGISNULL(1)) throw Error(ErrorCode::invalid_key, "idempotency key must not be NULL");
-    KeyArgs args{PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1)};
-    validate_key("idempotency scope", view(args.scope));
-    validate_key("idempotency key", view(args.key));
+    KeyArgs args{required_text_arg(fcinfo, 0, {ErrorCode::invalid_key, "idempotency scope must not be NULL", ""}),
+                 required_text_arg(fcinfo, 1, {ErrorCode::invalid_key, "idempotency key must not be NULL", ""})};
+    validate_key("idempotency scope", text_view(args.scope));
+    validate_key("idempotency key", text_view(args.key));
     return args;
 }
 
@@ -99,10 +97,6 @@ struct ResultRow {
         });
     }
 };
-
-Datum text_datum(const char* s) {
-    return pg_call([&] { return PointerGetDatum(cstring_to_text(s)); });
-}
 
 // The stored state of a key, read under the key's lock. By-reference values are copied to
 // the caller's context so they outlive the SPI connection.
@@ -346,11 +340,7 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
             int32 attempt;
             {
                 AsExtensionOwner owner;
-                if (takeover_plan.execute(values, nullptr) != 1)
-                    throw Error(ErrorCode::internal, "could not take over the idempotency key");
-                Datum v;
-                spi_value(0, 1, &v);
-                attempt = DatumGetInt32(v);
+                attempt = takeover_plan.execute_returning_int32(values, nullptr, "take over the idempotency key");
             }
             state = "acquired";
             set(kAttempt, Int32GetDatum(attempt));

@@ -16,6 +16,7 @@
 #include "../core/topic.hpp"
 #include "guard.hpp"
 #include "spi.hpp"
+#include "text_args.hpp"
 
 extern "C" {
 #include "catalog/objectaccess.h"
@@ -33,50 +34,35 @@ extern "C" {
 namespace once::pg {
 namespace {
 
-std::string_view view(text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
-
 text* source_arg(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        throw Error(ErrorCode::invalid_inbox_source, "inbox source must not be NULL", {},
-                    "Name the system the message comes from, e.g. 'stripe' or 'orders-db'.");
-    text* source = PG_GETARG_TEXT_PP(arg);
-    validate_inbox_source(view(source));
-    return source;
+    return validated_text_arg(fcinfo, arg,
+                              {ErrorCode::invalid_inbox_source, "inbox source must not be NULL",
+                               "Name the system the message comes from, e.g. 'stripe' or 'orders-db'."},
+                              validate_inbox_source);
 }
 
+const NullArgumentError kNullMessageId{ErrorCode::invalid_message_id, "message id must not be NULL",
+                                       "Pass the id the sending system gave the message."};
+
 text* message_id_arg(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        throw Error(ErrorCode::invalid_message_id, "message id must not be NULL", {},
-                    "Pass the id the sending system gave the message.");
-    text* id = PG_GETARG_TEXT_PP(arg);
-    validate_message_id(view(id));
-    return id;
+    return validated_text_arg(fcinfo, arg, kNullMessageId, validate_message_id);
 }
 
 // The uuid overload of deliver stores the canonical text form (lower case, hyphens), the
 // same text a relay would send through the text overload.
 text* uuid_message_id_arg(FunctionCallInfo fcinfo, int arg) {
     if (PG_ARGISNULL(arg))
-        throw Error(ErrorCode::invalid_message_id, "message id must not be NULL", {},
-                    "Pass the id the sending system gave the message.");
+        throw Error(kNullMessageId.code, kNullMessageId.message, {}, kNullMessageId.hint);
     Datum id = PG_GETARG_DATUM(arg);
     return pg_call([&] { return cstring_to_text(DatumGetCString(DirectFunctionCall1(uuid_out, id))); });
 }
 
 text* topic_arg(FunctionCallInfo fcinfo, int arg, bool required) {
-    if (PG_ARGISNULL(arg)) {
-        if (required)
-            throw Error(ErrorCode::invalid_topic, "topic must not be NULL", {},
-                        "Pass the message's topic, e.g. 'order.created'; handlers are chosen by it.");
-        return nullptr;
-    }
-    text* topic = PG_GETARG_TEXT_PP(arg);
-    validate_topic(view(topic));
-    return topic;
-}
-
-Datum text_datum(const char* s) {
-    return pg_call([&] { return PointerGetDatum(cstring_to_text(s)); });
+    if (!required && PG_ARGISNULL(arg)) return nullptr;
+    return validated_text_arg(fcinfo, arg,
+                              {ErrorCode::invalid_topic, "topic must not be NULL",
+                               "Pass the message's topic, e.g. 'order.created'; handlers are chosen by it."},
+                              validate_topic);
 }
 
 // ---------------------------------------------------------------------------- receive
@@ -149,7 +135,7 @@ const std::vector<Subscription>& subscriptions() {
             spi_value(row, 1, &pattern);
             spi_value(row, 2, &handler);
             text* t = DatumGetTextPP(pattern);  // short varlena from a heap tuple: no detoast
-            loaded.push_back({std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)),
+            loaded.push_back({std::string(text_view(t)),
                               DatumGetObjectId(handler)});
         }
     } catch (...) {
@@ -225,7 +211,7 @@ const char* deliver(text* source, text* id, text* topic, Datum payload, Datum he
     std::vector<uint32_t> handlers;
     {
         SpiSession spi;
-        handlers = handlers_for(subscriptions(), view(topic));
+        handlers = handlers_for(subscriptions(), text_view(topic));
         Datum values[] = {PointerGetDatum(source), PointerGetDatum(id), PointerGetDatum(topic)};
         AsExtensionOwner owner;
         // Without a handler nothing is recorded: a later subscription can still process the
@@ -357,21 +343,16 @@ ONCE_SQL_FUNCTION(once_inbox_failed) {
     {
         SpiSession spi;
         AsExtensionOwner owner;
-        if (failed_plan.execute(values, nulls) != 1)
-            throw Error(ErrorCode::internal, "could not record the failed attempt");
-        Datum v;
-        spi_value(0, 1, &v);
-        attempts = DatumGetInt32(v);
+        attempts = failed_plan.execute_returning_int32(values, nulls, "record the failed attempt");
     }
     PG_RETURN_INT32(attempts);
 }
 
 ONCE_SQL_FUNCTION(once_subscribe) {
-    if (PG_ARGISNULL(0))
-        throw Error(ErrorCode::invalid_topic_pattern, "topic pattern must not be NULL", {},
-                    "Pass a pattern such as 'order.*' or 'order.>'.");
-    text* pattern = PG_GETARG_TEXT_PP(0);
-    validate_topic_pattern(view(pattern));
+    text* pattern = validated_text_arg(fcinfo, 0,
+                                       {ErrorCode::invalid_topic_pattern, "topic pattern must not be NULL",
+                                        "Pass a pattern such as 'order.*' or 'order.>'."},
+                                       validate_topic_pattern);
     if (PG_ARGISNULL(1))
         throw Error(ErrorCode::invalid_handler, "inbox handler must not be NULL", {},
                     "Pass the handler as 'schema.function(once.inbound)'.");

@@ -20,6 +20,7 @@
 #include "guard.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
+#include "text_args.hpp"
 
 extern "C" {
 #include "access/detoast.h"
@@ -47,8 +48,6 @@ constexpr int64 kMaxLeaseMs = int64(24) * 3600 * 1000;
 constexpr int64 kMaxRetryAfterMs = int64(365) * 24 * 3600 * 1000;
 
 int max_payload_bytes = 1024 * 1024;
-
-std::string_view view(text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
 
 int64 unix_ms(TimestampTz ts) { return ts / 1000 + kUnixEpochOffsetMs; }
 
@@ -106,21 +105,17 @@ int64 interval_arg_ms(FunctionCallInfo fcinfo, int arg, const char* name, int64 
 // --------------------------------------------------------------------------- validation
 
 text* topic_arg(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        throw Error(ErrorCode::invalid_topic, "topic must not be NULL", {},
-                    "Name the topic, e.g. 'order.created'.");
-    text* topic = PG_GETARG_TEXT_PP(arg);
-    validate_topic(view(topic));
-    return topic;
+    return validated_text_arg(fcinfo, arg,
+                              {ErrorCode::invalid_topic, "topic must not be NULL",
+                               "Name the topic, e.g. 'order.created'."},
+                              validate_topic);
 }
 
 text* relay_arg(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        throw Error(ErrorCode::invalid_relay, "relay name must not be NULL", {},
-                    "Name the relay process, e.g. 'host-1:4711'.");
-    text* relay = PG_GETARG_TEXT_PP(arg);
-    validate_relay(view(relay));
-    return relay;
+    return validated_text_arg(fcinfo, arg,
+                              {ErrorCode::invalid_relay, "relay name must not be NULL",
+                               "Name the relay process, e.g. 'host-1:4711'."},
+                              validate_relay);
 }
 
 // Checks a payload datum (possibly toasted) and returns it detoasted.
@@ -259,7 +254,7 @@ ONCE_SQL_FUNCTION(once_send) {
     text* key = nullptr;
     if (!PG_ARGISNULL(2)) {
         key = PG_GETARG_TEXT_PP(2);
-        validate_message_key(view(key));
+        validate_message_key(text_view(key));
     }
     Jsonb* headers = headers_arg(fcinfo, 3);
     const bool has_deliver_at = !PG_ARGISNULL(4);
@@ -333,7 +328,7 @@ ONCE_SQL_FUNCTION(once_send_many) {
                         "payloads has " + std::to_string(n) + " elements, keys " + std::to_string(nkeys) + ".",
                         "Pass one key (or NULL) per payload, or keys => NULL.");
         for (int i = 0; i < n; ++i)
-            if (!key_nulls[i]) validate_message_key(view(DatumGetTextPP(key_elems[i])));
+            if (!key_nulls[i]) validate_message_key(text_view(DatumGetTextPP(key_elems[i])));
     }
 
     std::vector<Datum> ids(n), key_seqs(n);
@@ -358,7 +353,7 @@ ONCE_SQL_FUNCTION(once_send_many) {
             ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
             if (keys != nullptr && !key_nulls[i]) {
                 text* key = DatumGetTextPP(key_elems[i]);
-                std::string name(view(key));
+                std::string name(text_view(key));
                 auto found = last_seq.find(name);
                 Uuid seq = found == last_seq.end() ? next_key_seq(key, id)
                                                    : (found->second < id ? id : uuid_v7_successor(found->second));
@@ -594,7 +589,7 @@ ONCE_SQL_FUNCTION(once_claim) {
             if (nulls[i])
                 throw Error(ErrorCode::invalid_topic_pattern, "topics must not contain NULL",
                             "Element " + std::to_string(i + 1) + " is NULL.");
-            validate_topic_pattern(view(DatumGetTextPP(elems[i])));
+            validate_topic_pattern(text_view(DatumGetTextPP(elems[i])));
         }
     }
 
@@ -748,7 +743,7 @@ ONCE_SQL_FUNCTION(once_nack) {
             }
         }
     }
-    PG_RETURN_TEXT_P(cstring_to_text(outcome));
+    return text_datum(outcome);
 }
 
 // ----------------------------------------------------------------------------- helpers
@@ -761,7 +756,7 @@ ONCE_SQL_FUNCTION(once_outbox_topics_match) {
     int n = 0;
     pg_call([&] { deconstruct_array(patterns, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
     for (int i = 0; i < n; ++i)
-        if (!nulls[i] && topic_matches(view(DatumGetTextPP(elems[i])), view(topic))) PG_RETURN_BOOL(true);
+        if (!nulls[i] && topic_matches(text_view(DatumGetTextPP(elems[i])), text_view(topic))) PG_RETURN_BOOL(true);
     PG_RETURN_BOOL(false);
 }
 

@@ -7,13 +7,12 @@
 #include "../core/saga_definition.hpp"
 #include "../core/saga_machine.hpp"
 #include "guard.hpp"
+#include "text_args.hpp"
 
 #include <string>
 
 namespace once::pg {
 namespace {
-
-using saga::Json;
 
 std::string jsonb_text(Jsonb* jb) {
     char* s = pg_call([&] { return JsonbToCString(nullptr, &jb->root, VARSIZE(jb)); });
@@ -26,14 +25,9 @@ Datum jsonb_datum(const std::string& text) {
     return pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(text.c_str())); });
 }
 
-Datum text_datum(const std::string& s) {
-    return pg_call([&] { return PointerGetDatum(cstring_to_text_with_len(s.data(), static_cast<int>(s.size()))); });
-}
-
 std::string arg_text(FunctionCallInfo fcinfo, int i, const char* what) {
     if (PG_ARGISNULL(i)) throw Error(ErrorCode::invalid_argument, std::string(what) + " must not be NULL");
-    text* t = PG_GETARG_TEXT_PP(i);
-    return std::string(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+    return std::string(text_view(PG_GETARG_TEXT_PP(i)));
 }
 
 saga::Definition stored_definition(FunctionCallInfo fcinfo, int i) {

@@ -3,6 +3,7 @@
 #include "../core/error.hpp"
 
 #include <exception>
+#include <string>
 
 namespace once::pg {
 
@@ -47,6 +48,13 @@ uint64 SavedPlan::execute(const Datum* values, const char* nulls, long max_rows)
     if (rc < 0)
         throw Error(ErrorCode::internal, "an internal statement failed", SPI_result_code_string(rc));
     return SPI_processed;
+}
+
+int32 SavedPlan::execute_returning_int32(const Datum* values, const char* nulls, const char* what) {
+    Datum value;
+    if (execute(values, nulls) != 1 || !spi_value(0, 1, &value))
+        throw Error(ErrorCode::internal, std::string("could not ") + what);
+    return DatumGetInt32(value);
 }
 
 namespace {

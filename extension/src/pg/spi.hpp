@@ -42,6 +42,11 @@ public:
     // Executes the statement; returns SPI_processed. Results are in SPI_tuptable.
     uint64 execute(const Datum* values, const char* nulls, long max_rows = 0);
 
+    // Executes a statement that yields exactly one row with a non-NULL int4 first column
+    // (e.g. UPDATE ... RETURNING attempt) and returns that value; anything else is an
+    // internal error whose message is "could not " + what.
+    int32 execute_returning_int32(const Datum* values, const char* nulls, const char* what);
+
 private:
     const char* sql_;
     std::vector<Oid> argument_types_;
