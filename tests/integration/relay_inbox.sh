@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib/relay_common.sh"
 
 start_postgres
 [ "$(psql_dst -c "SELECT to_regprocedure('once.inbox_failed(text,text,text)') IS NOT NULL")" = t ] || { say "no inbox in this pg_once: skipped"; exit 0; }
-psql_dst <<'SQL'
+psql_dst >/dev/null <<'SQL'
 CREATE FUNCTION public.explode(msg once.inbound) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'cannot book order %', msg.payload->>'n' USING ERRCODE = 'P0001'; END $$;
 SELECT once.subscribe('t.bad', 'public.explode(once.inbound)'::regprocedure);

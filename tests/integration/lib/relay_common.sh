@@ -36,26 +36,20 @@ start_postgres() {
     local db
     for db in src dst; do
         psql -X -q -d postgres -c "CREATE DATABASE $db"
-        psql -X -q -d $db -c "CREATE EXTENSION IF NOT EXISTS pgcrypto" -c "CREATE EXTENSION pg_once" >/dev/null 2>&1 ||
-            psql -X -q -d $db -c "CREATE EXTENSION IF NOT EXISTS pgcrypto" >/dev/null
+        psql -X -q -v ON_ERROR_STOP=1 -d $db -c "CREATE EXTENSION pg_once" >/dev/null 2>"$T/create-extension.log" ||
+            fail "CREATE EXTENSION pg_once in $db: $(cat "$T/create-extension.log")"
     done
-    if [ "$(psql_src -c "SELECT to_regprocedure('once.claim(text,integer,interval,text[])') IS NULL")" = t ]; then
-        say "pg_once has no outbox yet: using tests/integration/lib/relay_stub_outbox.sql"
-        psql_src -f "$RELAY_LIB/relay_stub_outbox.sql" >/dev/null
-        STUB_OUTBOX=1
-    fi
+    [ "$(psql_src -c "SELECT to_regprocedure('once.claim(text,integer,interval,text[])') IS NOT NULL")" = t ] ||
+        fail "this pg_once has no outbox (once.claim)"
     psql_dst -c "CREATE TABLE relay_received (n bigserial, id uuid, topic text, key text, payload jsonb, at timestamptz DEFAULT clock_timestamp())"
-    if [ "$(psql_dst -c "SELECT to_regprocedure('once.deliver(text,uuid,text,jsonb,jsonb)') IS NULL")" = t ]; then
-        say "pg_once has no inbox yet: using tests/integration/lib/relay_stub_inbox.sql"
-        psql_dst -f "$RELAY_LIB/relay_stub_inbox.sql" >/dev/null
-    else
-        psql_dst <<'SQL'
+    [ "$(psql_dst -c "SELECT to_regprocedure('once.deliver(text,uuid,text,jsonb,jsonb)') IS NOT NULL")" = t ] ||
+        fail "this pg_once has no inbox (once.deliver)"
+    psql_dst >/dev/null <<'SQL'
 CREATE FUNCTION public.record_message(msg once.inbound) RETURNS void LANGUAGE sql AS $$
   INSERT INTO public.relay_received (id, topic, key, payload)
   VALUES (msg.message_id::uuid, msg.topic, msg.headers->>'key', msg.payload) $$;
 SELECT once.subscribe('>', 'public.record_message(once.inbound)'::regprocedure);
 SQL
-    fi
     # The relay runs as an unprivileged OS user (it refuses root): let it reach the socket.
     chmod 755 "$ONCE_CLUSTER_DIR"
     SRC_DB="host=$PGHOST port=$PGPORT user=postgres dbname=src"
@@ -139,8 +133,7 @@ start_http_receiver() {
 http_count() { jq -r "select(.status == ${2:-200}) | .id" "$1" | sort -u | wc -l; }
 
 outbox_left() {
-    if [ "${STUB_OUTBOX:-0}" = 1 ]; then psql_src -c "SELECT count(*) FROM once_stub.outbox WHERE NOT dead"
-    else psql_src -c "SELECT count(*) FROM once.outbox WHERE dead_at IS NULL"; fi
+    psql_src -c "SELECT count(*) FROM once.outbox WHERE dead_at IS NULL"
 }
 
 # Conditions for once_wait_for (functions run in this shell: no subshell re-sourcing).
