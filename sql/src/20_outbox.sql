@@ -137,6 +137,12 @@ AS 'MODULE_PATHNAME', 'once_nack' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.nack(text, uuid, text, interval) IS
     'Record a failed delivery: retry (after retry_after or the topic''s backoff), dead (attempts exhausted) or stale (not held by relay)';
 
+CREATE FUNCTION once.dead(relay text, id uuid, error text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'once_dead' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.dead(text, uuid, text) IS
+    'Give a claimed message back as undeliverable for good (the sink refused it: HTTP 4xx, inbox poison): it is dead at once, whatever attempts are left. Returns dead, or stale when the lease was taken over';
+
 CREATE FUNCTION once.extend(relay text, ids uuid[], lease interval) RETURNS integer
 AS 'MODULE_PATHNAME', 'once_extend' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.extend(text, uuid[], interval) IS
@@ -303,6 +309,7 @@ REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
     once.claim(text, integer, interval, text[]),
     once.ack(text, uuid[]),
     once.nack(text, uuid, text, interval),
+    once.dead(text, uuid, text),
     once.extend(text, uuid[], interval),
     once.topic_policy(text, integer, interval, interval, interval),
     once.redrive(uuid[]),
@@ -313,6 +320,7 @@ GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid)
 GRANT EXECUTE ON FUNCTION once.claim(text, integer, interval, text[]),
     once.ack(text, uuid[]),
     once.nack(text, uuid, text, interval),
+    once.dead(text, uuid, text),
     once.extend(text, uuid[], interval) TO once_relay;
 GRANT EXECUTE ON FUNCTION once.topic_policy(text, integer, interval, interval, interval),
     once.redrive(uuid[]),

@@ -695,14 +695,21 @@ ONCE_SQL_FUNCTION(once_extend) {
     PG_RETURN_INT32(static_cast<int32>(extend_plan.execute(values, nullptr)));
 }
 
-ONCE_SQL_FUNCTION(once_nack) {
+namespace {
+
+// once.nack and once.dead: give a claimed message back. A retry is scheduled by the topic's
+// policy (or retry_after) unless `permanent` (the sink refused it for good: HTTP 4xx, inbox
+// poison) or the attempts are used up; then it is dead at once. A relay that no longer holds
+// the lease changes nothing and is told "stale".
+Datum give_back(FunctionCallInfo fcinfo, bool permanent) {
     text* relay = relay_arg(fcinfo, 0);
     if (PG_ARGISNULL(1))
         throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
                     "Pass an id returned by once.claim.");
     Datum id = PG_GETARG_DATUM(1);
     std::optional<int64_t> retry_after;
-    if (!PG_ARGISNULL(3)) retry_after = interval_arg_ms(fcinfo, 3, "retry_after", 0, kMaxRetryAfterMs);
+    if (!permanent && !PG_ARGISNULL(3))
+        retry_after = interval_arg_ms(fcinfo, 3, "retry_after", 0, kMaxRetryAfterMs);
     Datum error = PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2);
 
     const char* outcome;
@@ -727,7 +734,7 @@ ONCE_SQL_FUNCTION(once_nack) {
             if (spi_value(0, 5, &v)) policy.backoff.cap_ms = DatumGetInt64(v);
             NackDecision d = decide_nack(policy, attempt, retry_after, uniform01());
             const char error_null = error ? ' ' : 'n';
-            if (d.dead) {
+            if (permanent || d.dead) {
                 Datum args[] = {id, error};
                 const char nulls[] = {' ', error_null};
                 nack_dead_plan.execute(args, nulls);
@@ -745,6 +752,12 @@ ONCE_SQL_FUNCTION(once_nack) {
     }
     return text_datum(outcome);
 }
+
+}  // namespace
+
+ONCE_SQL_FUNCTION(once_nack) { return give_back(fcinfo, false); }
+
+ONCE_SQL_FUNCTION(once_dead) { return give_back(fcinfo, true); }
 
 // ----------------------------------------------------------------------------- helpers
 
