@@ -16,6 +16,8 @@
 # OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+: "${ONCE_STAGE_DIR:=$here/../../build/stage}"
+export ONCE_STAGE_DIR
 # libpq's headers, from the system pg_config (cluster.sh puts the staged server first in PATH)
 libpq_include=$(${PG_CONFIG:-pg_config} --includedir)
 libpq_libdir=$(${PG_CONFIG:-pg_config} --libdir)
