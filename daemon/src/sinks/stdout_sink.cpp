@@ -1,11 +1,21 @@
 #include "sinks/stdout_sink.hpp"
 
-#include "json_text.hpp"
+#include "core/json.hpp"
 
 #include <cerrno>
 #include <cstring>
 
 namespace once::relay {
+namespace {
+
+// "..." with minimal JSON escaping, the same as pg_once's canonical form.
+std::string json_quote(std::string_view s) {
+    std::string out;
+    once::append_json_string(out, s);
+    return out;
+}
+
+}  // namespace
 
 std::string StdoutSink::format_line(const Message& m) {
     std::string line = "{\"id\":" + json_quote(m.id) + ",\"topic\":" + json_quote(m.topic) +
