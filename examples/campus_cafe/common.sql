@@ -53,7 +53,10 @@ BEGIN
 END $$;
 
 -- Runs `execute(msg) returns jsonb reply` once per idempotency key, then replies.
-CREATE FUNCTION cafe.once_per_key(msg once.inbound, execute regproc) RETURNS void LANGUAGE plpgsql AS $$
+-- store_failures: whether a 'failed' reply is the key's final answer (a declined card is;
+-- a notification outage is not: the saga retries it with the same key and it may work then).
+CREATE FUNCTION cafe.once_per_key(msg once.inbound, execute regproc, store_failures boolean DEFAULT true)
+RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     key text := (msg).headers->>'idempotency_key';
     r jsonb;
@@ -62,8 +65,8 @@ BEGIN
     SELECT c.reply INTO r FROM cafe.commands c WHERE c.idempotency_key = key;
     IF NOT FOUND THEN
         EXECUTE format('SELECT %s($1)', execute) INTO r USING msg;
-        -- A failed compensation is not stored: the saga retries it and it may work then.
-        IF r->>'outcome' <> 'compensation_failed' THEN
+        -- A failed compensation is never stored: the saga retries it and it may work then.
+        IF r->>'outcome' <> 'compensation_failed' AND (store_failures OR r->>'outcome' <> 'failed') THEN
             INSERT INTO cafe.commands (idempotency_key, reply) VALUES (key, r);
         END IF;
     END IF;

@@ -23,20 +23,7 @@ END $$;
 
 -- Notifications are retried by the saga with the same key, so a failure must not be stored
 -- as the key's answer: only successes are.
-CREATE FUNCTION cafe.on_notify(msg once.inbound) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-    key text := (msg).headers->>'idempotency_key';
-    r jsonb;
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext(key));
-    SELECT c.reply INTO r FROM cafe.commands c WHERE c.idempotency_key = key;
-    IF NOT FOUND THEN
-        r := cafe.send_notification(msg);
-        IF r->>'outcome' = 'succeeded' THEN
-            INSERT INTO cafe.commands (idempotency_key, reply) VALUES (key, r);
-        END IF;
-    END IF;
-    PERFORM cafe.reply(msg, r);
-END $$;
+CREATE FUNCTION cafe.on_notify(msg once.inbound) RETURNS void LANGUAGE sql AS $$
+    SELECT cafe.once_per_key(msg, 'cafe.send_notification'::regproc, store_failures => false) $$;
 
 SELECT once.subscribe('notify.send', 'cafe.on_notify(once.inbound)');
