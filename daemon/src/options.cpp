@@ -67,7 +67,7 @@ po::options_description option_table() {
                                                          "off (default: a crash may lose an ack, the message is delivered again), "
                                                          "local, remote_write, on, remote_apply")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
-        ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() if it exists (default 1s)")
+        ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
         ("connect-timeout", po::value<std::string>(), "bound for opening a connection (default 5s)")
         ("shutdown-timeout", po::value<std::string>(), "SIGTERM/SIGINT: bound for draining in-flight work (default 10s)")
