@@ -228,36 +228,13 @@ void Relay::settle_finished() {
         acks.insert(acks.end(), s.acks.begin(), s.acks.end());
         // If the database goes away during the nacks, the acks gathered so far are made
         // after the reconnect; the nacks not made yet come back with their lease.
-        for (const Batch::Entry* e : s.nacks) {
-            try {
-                std::string verdict = db_.nack(e->msg.id, e->error, e->retry_after);
-                metrics_.nacked++;
-                if (verdict == "dead") {
-                    spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e->msg.id, e->msg.topic,
-                                 e->msg.attempt, e->error);
-                    metrics_.dead++;
-                } else if (verdict == "stale") {
-                    spdlog::warn("nack of message {} ignored: its lease was taken over (raise --lease?)", e->msg.id);
-                }
-            } catch (const DbLost&) {
-                pending_acks_.insert(pending_acks_.end(), acks.begin(), acks.end());
-                batches_.erase(it);
-                throw;
-            } catch (const std::exception& ex) {
-                spdlog::warn("nack of message {} failed: {}", e->msg.id, ex.what());
-            }
-        }
-        for (const Batch::Entry* e : s.deads) {
-            try {
-                db_.dead(e->msg.id, e->error);
-                metrics_.dead++;
-            } catch (const DbLost&) {
-                pending_acks_.insert(pending_acks_.end(), acks.begin(), acks.end());
-                batches_.erase(it);
-                throw;
-            } catch (const std::exception& ex) {
-                spdlog::warn("dead-lettering message {} failed: {}", e->msg.id, ex.what());
-            }
+        try {
+            for (const Batch::Entry* e : s.nacks) give_back(*e, false);
+            for (const Batch::Entry* e : s.deads) give_back(*e, true);
+        } catch (const DbLost&) {
+            pending_acks_.insert(pending_acks_.end(), acks.begin(), acks.end());
+            batches_.erase(it);
+            throw;
         }
         it = batches_.erase(it);
     }
@@ -273,6 +250,31 @@ void Relay::settle_finished() {
     if (acked < static_cast<int64_t>(acks.size()))
         spdlog::warn("{} of {} acks refused: their lease expired and another claim took them (raise --lease?)",
                      acks.size() - acked, acks.size());
+}
+
+void Relay::give_back(const Batch::Entry& e, bool dead) {
+    // A refusal on a healthy connection (e.g. the lease was taken over and the message
+    // acknowledged elsewhere) is logged, not fatal: the lease decides what happens next.
+    try {
+        if (dead) {
+            db_.dead(e.msg.id, e.error);
+            metrics_.dead++;
+            return;
+        }
+        std::string verdict = db_.nack(e.msg.id, e.error, e.retry_after);
+        metrics_.nacked++;
+        if (verdict == "dead") {
+            spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e.msg.id, e.msg.topic, e.msg.attempt,
+                         e.error);
+            metrics_.dead++;
+        } else if (verdict == "stale") {
+            spdlog::warn("nack of message {} ignored: its lease was taken over (raise --lease?)", e.msg.id);
+        }
+    } catch (const DbLost&) {
+        throw;
+    } catch (const std::exception& ex) {
+        spdlog::warn("{} of message {} failed: {}", dead ? "dead-lettering" : "nack", e.msg.id, ex.what());
+    }
 }
 
 void Relay::retire_finished_offline() {

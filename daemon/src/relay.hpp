@@ -55,6 +55,7 @@ private:
     void apply(std::vector<Outcome>& outcomes);
     void extend_leases();
     void settle_finished();                 // ack/nack/dead the finished batches
+    void give_back(const Batch::Entry& e, bool dead);   // once.nack, or once.dead when dead
     void retire_finished_offline();         // database lost: keep acks for later, drop the rest
     void drain_deadline_check();
     void stop_batches(const std::string& why, Clock::time_point deadline);
