@@ -1,7 +1,9 @@
--- pg_once 0.1: schema, roles, privileges.
--- This file and its siblings in sql/src/ are concatenated in name order into
--- pg_once--0.1.sql at build time (one concern per file). Once 0.1 is released the
--- concatenation is frozen; later changes ship as pg_once--0.1--0.2.sql.
+-- pg_once: schema, roles, privileges.
+-- This file and its siblings in sql/src/ are the current version (default_version in
+-- sql/pg_once.control), concatenated in name order into pg_once--<version>.sql at build time
+-- (one concern per file). Released versions are frozen: sql/pg_once--0.1.sql is 0.1 as
+-- shipped, and every change made here since is also written, by hand, into the upgrade
+-- script sql/pg_once--<previous>--<version>.sql (the upgrade test compares both ways).
 
 \echo Use "CREATE EXTENSION pg_once" to load this file. \quit
 

@@ -109,12 +109,12 @@ COMMENT ON FUNCTION once.send_many(text, jsonb[], text[]) IS
 
 -- ----------------------------------------------------------------------------- relays
 
-CREATE FUNCTION once.outbox_topics_match(patterns text[], topic text) RETURNS boolean
+CREATE FUNCTION once._outbox_topics_match(patterns text[], topic text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_outbox_topics_match' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION once.outbox_topics_match(text[], text) IS
+COMMENT ON FUNCTION once._outbox_topics_match(text[], text) IS
     'True when topic matches one of the NATS-style patterns (used by once.claim)';
-REVOKE ALL ON FUNCTION once.outbox_topics_match(text[], text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION once.outbox_topics_match(text[], text) TO once_relay, once_admin;
+REVOKE ALL ON FUNCTION once._outbox_topics_match(text[], text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once._outbox_topics_match(text[], text) TO once_relay, once_admin;
 
 CREATE FUNCTION once.claim(
     relay  text,
@@ -149,9 +149,9 @@ COMMENT ON FUNCTION once.extend(text, uuid[], interval) IS
     'Extend the lease of messages held by relay to now() + lease; returns how many were extended';
 
 -- Internal: a claim position (v7 uuid) for a point in time.
-CREATE FUNCTION once.outbox_position(at timestamptz) RETURNS uuid
+CREATE FUNCTION once._outbox_position(at timestamptz) RETURNS uuid
 AS 'MODULE_PATHNAME', 'once_outbox_position' LANGUAGE C VOLATILE STRICT;
-REVOKE ALL ON FUNCTION once.outbox_position(timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION once._outbox_position(timestamptz) FROM PUBLIC;
 
 -- Internal: whether the coalescing notifier is available (pg_once in shared_preload_libraries).
 CREATE FUNCTION once.outbox_notifier_preloaded() RETURNS boolean
@@ -179,7 +179,7 @@ RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM once.outbox_validate_policy(topic, max_attempts, backoff_base, backoff_max, retention);
+    PERFORM once._outbox_validate_policy(topic, max_attempts, backoff_base, backoff_max, retention);
     INSERT INTO once.outbox_topic_policies AS p (topic, max_attempts, backoff_base, backoff_max, retention)
     VALUES (topic, max_attempts, backoff_base, backoff_max, retention)
     ON CONFLICT ON CONSTRAINT outbox_topic_policies_pkey DO UPDATE
@@ -190,11 +190,11 @@ $$;
 COMMENT ON FUNCTION once.topic_policy(text, integer, interval, interval, interval) IS
     'Set a topic''s retry policy (max attempts, backoff window) and delivered-history retention';
 
-CREATE FUNCTION once.outbox_validate_policy(
+CREATE FUNCTION once._outbox_validate_policy(
     topic text, max_attempts integer, backoff_base interval, backoff_max interval, retention interval)
 RETURNS void
 AS 'MODULE_PATHNAME', 'once_outbox_validate_policy' LANGUAGE C IMMUTABLE;
-REVOKE ALL ON FUNCTION once.outbox_validate_policy(text, integer, interval, interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION once._outbox_validate_policy(text, integer, interval, interval, interval) FROM PUBLIC;
 
 -- ----------------------------------------------------------------------------- dead letters
 
@@ -223,7 +223,7 @@ REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
 GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
 
 -- The ids argument of once.redrive and once.discard: a non-empty array without NULLs.
-CREATE FUNCTION once.check_dead_letter_ids(ids uuid[]) RETURNS void
+CREATE FUNCTION once._check_dead_letter_ids(ids uuid[]) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -234,7 +234,7 @@ BEGIN
     END IF;
 END
 $$;
-REVOKE ALL ON FUNCTION once.check_dead_letter_ids(uuid[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION once._check_dead_letter_ids(uuid[]) FROM PUBLIC;
 
 CREATE FUNCTION once.redrive(ids uuid[]) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -242,10 +242,10 @@ AS $$
 DECLARE
     n integer;
 BEGIN
-    PERFORM once.check_dead_letter_ids(ids);
+    PERFORM once._check_dead_letter_ids(ids);
     UPDATE once.outbox
        SET dead_at = NULL, attempt = 0, relay = NULL, visible_at = pg_catalog.now(),
-           pos = once.outbox_position(pg_catalog.clock_timestamp())
+           pos = once._outbox_position(pg_catalog.clock_timestamp())
      WHERE id = ANY (ids) AND dead_at IS NOT NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
     IF n > 0 THEN
@@ -263,7 +263,7 @@ AS $$
 DECLARE
     n integer;
 BEGIN
-    PERFORM once.check_dead_letter_ids(ids);
+    PERFORM once._check_dead_letter_ids(ids);
     DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;

@@ -71,12 +71,12 @@ GRANT SELECT ON TABLE once.inbox_subscriptions TO once_admin;
 
 -- Every backend caches the subscription list; a change invalidates the cache everywhere
 -- (relcache invalidation, sent at commit).
-CREATE FUNCTION once.inbox_subscriptions_changed() RETURNS trigger
+CREATE FUNCTION once._inbox_subscriptions_changed() RETURNS trigger
     AS 'MODULE_PATHNAME', 'once_inbox_subscriptions_changed' LANGUAGE C;
-REVOKE ALL ON FUNCTION once.inbox_subscriptions_changed() FROM PUBLIC;
+REVOKE ALL ON FUNCTION once._inbox_subscriptions_changed() FROM PUBLIC;
 CREATE TRIGGER inbox_subscriptions_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON once.inbox_subscriptions
-    FOR EACH STATEMENT EXECUTE FUNCTION once.inbox_subscriptions_changed();
+    FOR EACH STATEMENT EXECUTE FUNCTION once._inbox_subscriptions_changed();
 
 -- No SET search_path on the C functions that run handlers (deliver): handlers are the
 -- caller's code and run with the caller's rights. pg_once's own statements are qualified.

@@ -176,7 +176,7 @@ payload="'{\"order\": 1, \"customer\": 2, \"total\": \"42.50\", \"lines\": [1, 2
 out ""
 out "== drain: 100k prefilled messages, 2 clients, batches of 100 (synchronous_commit=off: claim and ack are two commits, the DELETE one)"
 skip=$(drain_rate "$work/drain_skip.sql" \
-    "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once.outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" plain_outbox)
+    "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once._outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" plain_outbox)
 naive=$(drain_rate "$work/drain_naive.sql" \
     "INSERT INTO naive_outbox (topic, payload, created_at) SELECT 'order.created', $payload, clock_timestamp() FROM generate_series(1, 100000)" "naive_outbox WHERE status <> 'sent'")
 once=$(drain_rate "$work/drain_once.sql" \
@@ -197,7 +197,7 @@ wal_once=$(echo "$wal_once" | tail -1)
 reset_tables
 wal_plain=$(sql <<SQL
 SELECT pg_current_wal_lsn() AS s \gset
-INSERT INTO plain_outbox (id, topic, payload) SELECT once.outbox_position(clock_timestamp()), 'order.created', $payload FROM generate_series(1, 10000);
+INSERT INTO plain_outbox (id, topic, payload) SELECT once._outbox_position(clock_timestamp()), 'order.created', $payload FROM generate_series(1, 10000);
 DO \$\$ BEGIN LOOP EXIT WHEN NOT EXISTS (SELECT 1 FROM plain_outbox);
    WITH c AS (SELECT id FROM plain_outbox ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
    DELETE FROM plain_outbox o USING c WHERE o.id = c.id; END LOOP; END \$\$;
@@ -224,7 +224,7 @@ claim_latency() {  # claim_latency SCRIPT -> mean latency (ms) of the claim stat
 }
 prefill_ready() {
     sql -c "SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)" \
-        -c "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once.outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" \
+        -c "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once._outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" \
         -c "VACUUM ANALYZE once.outbox" -c "VACUUM ANALYZE plain_outbox" >/dev/null
 }
 reset_tables
@@ -244,7 +244,7 @@ once_wait_for "the old snapshot" 10 bash -c "[ \$(psql -qXAt -d bench -c \"SELEC
 # ... while 100k messages are delivered: 100k dead rows VACUUM cannot remove, before the ready ones.
 sql -c "SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)" >/dev/null
 sql -c "DO \$\$ DECLARE ids uuid[]; BEGIN LOOP SELECT array_agg(id) INTO ids FROM once.claim('pre', 1000); EXIT WHEN ids IS NULL; PERFORM once.ack('pre', ids); END LOOP; END \$\$" >/dev/null
-sql -c "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once.outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" \
+sql -c "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once._outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" \
     -c "DELETE FROM plain_outbox" >/dev/null
 prefill_ready
 dead_once=$(claim_latency "$work/lat_once.sql")

@@ -6,7 +6,7 @@ SELECT plan(104);
 
 -- A message becomes due now (as if its delay or lease had passed).
 CREATE FUNCTION pg_temp.make_due(message uuid) RETURNS void LANGUAGE sql AS $$
-    UPDATE once.outbox SET visible_at = now() - interval '1 second', pos = once.outbox_position(now())
+    UPDATE once.outbox SET visible_at = now() - interval '1 second', pos = once._outbox_position(now())
      WHERE id = message
 $$;
 CREATE FUNCTION pg_temp.claim_ids(relay text, batch int DEFAULT 100, topics text[] DEFAULT NULL)
@@ -133,7 +133,7 @@ SELECT ok((SELECT visible_at BETWEEN now() AND now() + interval '1 second' FROM 
 SELECT is((SELECT relay FROM once.outbox WHERE id = :'r1'), NULL, 'a nacked message is no longer held');
 SELECT is((SELECT last_error FROM once.outbox WHERE id = :'r1'), 'timeout', 'the error is recorded');
 SELECT is(once.ack('r1', ARRAY[:'r1']::uuid[]), 0, 'a nacked message cannot be acked by its former holder');
-UPDATE once.outbox SET attempt = 5, visible_at = now() - interval '1 second', pos = once.outbox_position(now())
+UPDATE once.outbox SET attempt = 5, visible_at = now() - interval '1 second', pos = once._outbox_position(now())
  WHERE id = :'r1';
 SELECT pg_temp.claim_ids('r1');
 SELECT is((SELECT attempt FROM once.outbox WHERE id = :'r1'), 6, 'claimed for the 6th time');

@@ -1,6 +1,7 @@
 #include "guard.hpp"
 
 #include "../core/error.hpp"
+#include "sql_version.hpp"
 #include "sqlstate.hpp"
 
 #include <cstdio>
@@ -40,6 +41,7 @@ void copy_text(char* dst, size_t size, const char* src) {
 Datum guarded(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInfo)) {
     PendingError pending;
     try {
+        require_current_sql_version();
         return body(fcinfo);
     } catch (const PgError& e) {
         pending.pg = e.data();

@@ -371,7 +371,7 @@ ONCE_SQL_FUNCTION(once_subscribe) {
 // Statement trigger on once.inbox_subscriptions: every backend drops its cached list.
 ONCE_SQL_FUNCTION(once_inbox_subscriptions_changed) {
     if (!CALLED_AS_TRIGGER(fcinfo))
-        throw Error(ErrorCode::invalid_argument, "once.inbox_subscriptions_changed is a trigger function");
+        throw Error(ErrorCode::invalid_argument, "once._inbox_subscriptions_changed is a trigger function");
     Oid relid = RelationGetRelid(reinterpret_cast<TriggerData*>(fcinfo->context)->tg_relation);
     pg_call([&] { CacheInvalidateRelcacheByRelid(relid); });
     return PointerGetDatum(nullptr);

@@ -516,7 +516,7 @@ Uuid claim_low_watermark() {
 // claimed in id order through the primary key; the first batch of both in claim order.
 #define ONCE_CLAIM_FILTER(o)                                                                    \
     "  AND " o ".visible_at OPERATOR(pg_catalog.<=) pg_catalog.now()"                           \
-    "  AND ($5::pg_catalog.text[] IS NULL OR once.outbox_topics_match($5, " o ".topic))"        \
+    "  AND ($5::pg_catalog.text[] IS NULL OR once._outbox_topics_match($5, " o ".topic))"        \
     "  AND (" o ".key IS NULL OR NOT EXISTS ("                                                  \
     "        SELECT 1 FROM once.outbox e"                                                       \
     "         WHERE e.key OPERATOR(pg_catalog.=) " o ".key AND e.key IS NOT NULL"               \

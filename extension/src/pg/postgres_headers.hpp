@@ -1,4 +1,6 @@
-// The one place C++ code includes PostgreSQL headers: postgres.h first, all inside extern "C".
+// PostgreSQL's headers for C++: postgres.h first, all inside extern "C". Every file of src/pg
+// includes this first; the few that need headers only they use (shared memory, background
+// workers, catalogs) include those after it, also inside extern "C".
 #pragma once
 
 extern "C" {
@@ -36,3 +38,8 @@ extern "C" {
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 }
+
+// pg_once uses PostgreSQL 15 APIs (and is tested on 15); older servers are not supported.
+#if PG_VERSION_NUM < 150000
+#error "pg_once requires PostgreSQL 15 or later"
+#endif

@@ -1,0 +1,68 @@
+-- pg_once 0.1 -> 0.2. Written by hand: every change made in sql/src since 0.1 was released,
+-- in the order the sections were added. The upgrade test (tests/upgrade/run.sh) checks that
+-- a database updated with this script has exactly the catalog of a fresh 0.2 install, and
+-- that data written by 0.1 keeps working.
+
+\echo Use "ALTER EXTENSION pg_once UPDATE TO '0.2'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------------------
+-- Internal helpers are named with a leading underscore, so that what is API and what is
+-- not can be told from the name (\df once.*). RENAME keeps their privileges and comments;
+-- the PL/pgSQL functions that call them are replaced with bodies using the new names.
+ALTER FUNCTION once.outbox_topics_match(text[], text) RENAME TO _outbox_topics_match;
+ALTER FUNCTION once.outbox_position(timestamptz) RENAME TO _outbox_position;
+ALTER FUNCTION once.outbox_validate_policy(text, integer, interval, interval, interval)
+    RENAME TO _outbox_validate_policy;
+ALTER FUNCTION once.check_dead_letter_ids(uuid[]) RENAME TO _check_dead_letter_ids;
+ALTER FUNCTION once.inbox_subscriptions_changed() RENAME TO _inbox_subscriptions_changed;
+
+CREATE OR REPLACE FUNCTION once.topic_policy(
+    topic        text,
+    max_attempts integer  DEFAULT 25,
+    backoff_base interval DEFAULT '1 second',
+    backoff_max  interval DEFAULT '1 hour',
+    retention    interval DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM once._outbox_validate_policy(topic, max_attempts, backoff_base, backoff_max, retention);
+    INSERT INTO once.outbox_topic_policies AS p (topic, max_attempts, backoff_base, backoff_max, retention)
+    VALUES (topic, max_attempts, backoff_base, backoff_max, retention)
+    ON CONFLICT ON CONSTRAINT outbox_topic_policies_pkey DO UPDATE
+       SET max_attempts = excluded.max_attempts, backoff_base = excluded.backoff_base,
+           backoff_max = excluded.backoff_max, retention = excluded.retention;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION once.redrive(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    UPDATE once.outbox
+       SET dead_at = NULL, attempt = 0, relay = NULL, visible_at = pg_catalog.now(),
+           pos = once._outbox_position(pg_catalog.clock_timestamp())
+     WHERE id = ANY (ids) AND dead_at IS NOT NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+        NOTIFY once_outbox;
+    END IF;
+    RETURN n;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION once.discard(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
