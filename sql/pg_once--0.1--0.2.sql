@@ -66,3 +66,43 @@ BEGIN
     RETURN n;
 END
 $$;
+
+-- ---------------------------------------------------------------------------------------
+-- Security (issue 11, finding 3): idempotency keys belong to the role that stored them.
+-- Keys stored by 0.1 have no owner (NULL) and stay usable by every producer, as they were,
+-- until they expire (README "Who may use a key").
+ALTER TABLE once.keys ADD COLUMN owner oid;
+
+-- ---------------------------------------------------------------------------------------
+-- Security (issue 11, finding 8): once.saga_retention is a registered PGC_SUSET setting,
+-- read through a C function so that the library (and the setting) is loaded before use.
+-- once.saga_retention (a registered PGC_SUSET setting, at least 1 minute, default 7 days).
+-- A C function: calling it loads the library, which registers the setting before it is read.
+CREATE FUNCTION once._saga_retention() RETURNS interval
+AS 'MODULE_PATHNAME', 'once_saga_retention' LANGUAGE C STABLE;
+REVOKE ALL ON FUNCTION once._saga_retention() FROM PUBLIC;
+
+-- Finished sagas (completed/compensated) older than once.saga_retention (default 7 days).
+CREATE OR REPLACE FUNCTION once.purge_sagas(max_rows integer) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    retention interval := once._saga_retention();  -- the registered setting (settings.cpp)
+    ids text[];
+BEGIN
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RETURN 0;
+    END IF;
+    SELECT array_agg(s.saga_id) INTO ids FROM (
+        SELECT s.saga_id FROM once.saga_instances s
+         WHERE s.finished_at < now() - retention
+         LIMIT max_rows FOR UPDATE SKIP LOCKED) s;
+    IF ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    DELETE FROM once.saga_transitions t WHERE t.saga_id = ANY (ids);
+    DELETE FROM once.saga_replies r WHERE r.saga_id = ANY (ids);
+    DELETE FROM once.saga_instances s WHERE s.saga_id = ANY (ids);
+    RETURN cardinality(ids);
+END
+$$;
