@@ -15,7 +15,11 @@ INSERT INTO once.saga_instances (saga_id, name, version, data, machine, status, 
 VALUES ('just-finished', 's', 1, '{}', '{}', 'completed', 'done', now() - interval '1 hour');
 
 SET ROLE admin_user;
-SET once.saga_retention = '-100 years';   -- before the library is loaded: a placeholder
+-- Before the library is loaded this lands on a placeholder; with pg_once preloaded it is refused.
+DO $$BEGIN
+    PERFORM set_config('once.saga_retention', '-100 years', false);
+EXCEPTION WHEN insufficient_privilege THEN NULL;
+END$$;
 SELECT is(once.purge(1000) >= 0, true, 'once.purge runs (and loads the library)');
 RESET ROLE;
 SELECT is((SELECT count(*) FROM once.saga_instances WHERE saga_id = 'just-finished'), 1::bigint,
