@@ -26,7 +26,9 @@ chmod 755 "$dir"
 [ "$(id -u)" = 0 ] && chown postgres: "$dir"
 server_pid=
 cleanup() {
-    [ -n "$server_pid" ] && kill -INT "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+    # (runuser does not pass signals on: stop the postmaster through its data directory)
+    [ -n "$server_pid" ] && once_as_server_user pg_ctl stop -D "$dir/data" -m fast -w -t 120 >/dev/null 2>&1
+    [ -n "$server_pid" ] && wait "$server_pid" 2>/dev/null || true
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -47,6 +49,10 @@ for file in "${files[@]}"; do
     pg_prove -d "$db" "$file" || status=1
 done
 
+# Shut down first: processes write their last reports when they exit.
+once_as_server_user pg_ctl stop -D "$dir/data" -m fast -w -t 120 >/dev/null
+wait "$server_pid" 2>/dev/null || true
+server_pid=
 errors=$(cat "$dir"/valgrind.*.log | grep -cE "Invalid (read|write|free)|Mismatched free|Source and destination overlap" || true)
 echo "# memcheck: $errors invalid read/write/free reports in $(ls "$dir"/valgrind.*.log | wc -l) traced processes"
 if [ "$errors" -gt 0 ]; then
