@@ -1,13 +1,15 @@
 // Idempotency keys: once.run (in-transaction) and once.key_acquire / key_checkpoint /
 // key_complete / key_release (across transactions, for work with outside side effects).
 //
-// Concurrency: every function first takes a transaction-scoped advisory lock on
-// hash(scope, key) in pg_once's own lock class, then reads the row. A second caller with the
+// Concurrency: every function first takes a transaction-scoped lock on hash(scope, key)
+// (locks.hpp: an advisory lock tag SQL's pg_advisory_lock cannot reach), then reads the row. A second caller with the
 // same key therefore waits for the first transaction and, under READ COMMITTED, sees its
 // outcome: the stored response if it committed, nothing if it rolled back. Under REPEATABLE
 // READ the final INSERT ... ON CONFLICT reports a serialization failure instead of running
 // the command twice. The lock costs no WAL and no extra row version, unlike claiming the key
 // with an INSERT and updating it with the response afterwards.
+//
+// Ownership: a key belongs to the role that stored it (column owner); see may_use().
 #include "../core/error.hpp"
 #include "../core/key_validation.hpp"
 #include "command_runner.hpp"
