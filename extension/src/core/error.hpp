@@ -14,6 +14,7 @@ enum class ErrorCode {
     key_busy,              // another caller holds the key's lease (409)
     key_not_held,          // checkpoint/complete/release of a key the caller does not hold (409)
     invalid_command_result,// once.run's command did not return exactly one value (500)
+    key_of_other_role,     // idempotency key stored by a role whose privileges the caller lacks (403)
     invalid_json,          // text that is not JSON where JSON is required
     invalid_topic,         // empty, oversized or badly formed topic (400)
     invalid_topic_pattern, // badly formed subscription / relay topic pattern (400)
@@ -22,6 +23,7 @@ enum class ErrorCode {
     invalid_headers,       // outbox headers not a JSON object (400)
     invalid_message_key,   // outbox ordering key empty, too long or with control characters (400)
     invalid_batch,         // claim batch / send_many size out of range, or arrays of different length (400)
+    message_id_conflict,   // an explicit message_id already used for a different message (409)
     message_not_found,     // nack of a message id that is not in the outbox (404)
     invalid_relay,         // relay name NULL, empty, too long or with control characters (400)
     invalid_interval,      // lease / retry_after NULL or out of range, deliver_at infinite (400)

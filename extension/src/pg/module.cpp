@@ -2,6 +2,7 @@
 #include "postgres_headers.hpp"
 
 #include "outbox_notify.hpp"
+#include "settings.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -9,5 +10,6 @@ PG_MODULE_MAGIC;
 void _PG_init(void);
 void _PG_init(void) {
     once::pg::outbox_init();  // GUCs once.*payload*/notify*, commit callback, notifier shmem
+    once::pg::settings_init();  // GUC once.saga_retention
 }
 }
