@@ -66,3 +66,17 @@ BEGIN
     RETURN n;
 END
 $$;
+
+-- ---------------------------------------------------------------------------------------
+-- Sagas: the relay drives the timer but cannot act as admin or consumer (issue 11, findings
+-- 7 and 9). saga_tick becomes C++ (extension/src/pg/saga_tick.cpp): its internal statements
+-- run as the extension owner and are fully schema-qualified, so the internal _saga_*
+-- functions are granted to nobody and a hostile search_path cannot redirect the timer.
+-- Local step functions still run as the tick's caller, under its search_path.
+REVOKE EXECUTE ON FUNCTION once._saga_due(integer), once._saga_local(text),
+    once._saga_apply(text, jsonb, jsonb, text) FROM once_relay;
+
+CREATE OR REPLACE FUNCTION once.saga_tick(max integer) RETURNS integer
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION once.saga_tick() RETURNS integer
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;

@@ -96,8 +96,7 @@ BEGIN
 END
 $$;
 
--- Stores a decision of the state machine: the new state, its history, the merged output,
--- and sends its commands through the outbox. Called with the saga row locked.
+-- The deadline a decision of the state machine sets (NULL once the saga is final or failed).
 CREATE FUNCTION once._saga_deadline(decision jsonb) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
 AS $$ SELECT CASE WHEN decision->'deadline_ms' = 'null' THEN NULL
@@ -336,67 +335,20 @@ AS $$
      WHERE s.saga_id = p_saga_id AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
 $$;
 
--- No SET search_path and no SECURITY DEFINER on purpose: local step functions are the
--- caller's code and run with the caller's rights. pg_once's own references are qualified.
+-- The timer, in C++ (extension/src/pg/saga_tick.cpp). Neither SECURITY DEFINER nor
+-- search_path-pinned on purpose: local step functions are the caller's code and run with the
+-- caller's rights and search_path. Its own statements run as the extension owner through the
+-- internal functions above (granted to nobody) and are fully schema-qualified, operators
+-- included, so a hostile search_path changes nothing in them.
 CREATE FUNCTION once.saga_tick(max integer) RETURNS integer
-LANGUAGE plpgsql
-AS $$
-DECLARE
-    due record;
-    step record;
-    result_json jsonb;
-    n integer := 0;
-    chain integer;
-    ok boolean;
-    err text;
-BEGIN
-    IF max IS NULL OR max < 1 THEN
-        RAISE EXCEPTION 'max must be a positive number' USING ERRCODE = '22023',
-            DETAIL = pg_catalog.format('max was %s.', max);
-    END IF;
-    FOR due IN SELECT * FROM once._saga_due(max) LOOP
-        n := n + 1;
-        IF due.local IS NULL THEN
-            PERFORM once._saga_apply(due.saga_id, '{"type": "deadline"}');
-        END IF;
-        -- Local steps (a chain of them runs at once, bounded).
-        chain := 0;
-        LOOP
-            SELECT * INTO step FROM once._saga_local(due.saga_id);
-            EXIT WHEN NOT FOUND OR chain >= 100;
-            chain := chain + 1;
-            BEGIN
-                EXECUTE pg_catalog.format('SELECT %s($1, $2)', (step.local->>'function')::pg_catalog.regproc)
-                   INTO result_json USING due.saga_id, step.data;
-                ok := true;
-            EXCEPTION WHEN OTHERS THEN
-                ok := false;
-                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
-            END;
-            IF ok THEN
-                PERFORM once._saga_apply(due.saga_id, pg_catalog.jsonb_build_object('type', 'reply',
-                    'step', step.local->>'step',
-                    'outcome', CASE WHEN (step.local->>'compensate')::boolean THEN 'compensated' ELSE 'succeeded' END),
-                    result_json);
-            ELSE
-                PERFORM once._saga_apply(due.saga_id, pg_catalog.jsonb_build_object('type', 'reply',
-                    'step', step.local->>'step',
-                    'outcome', CASE WHEN (step.local->>'compensate')::boolean THEN 'compensation_failed' ELSE 'failed' END,
-                    'reason', err));
-            END IF;
-        END LOOP;
-    END LOOP;
-    RETURN n;
-END
-$$;
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_tick(integer) IS
     'Timeouts (resend with the same key), retries with backoff and local-function steps of due sagas; returns how many were handled';
 
 -- saga_tick() = saga_tick(1000). An overload rather than a parameter default, so that
 -- to_regprocedure('once.saga_tick()') finds it (once-relay checks for it that way).
 CREATE FUNCTION once.saga_tick() RETURNS integer
-LANGUAGE sql
-AS $$ SELECT once.saga_tick(1000) $$;
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 
 CREATE VIEW once.sagas AS
@@ -491,6 +443,7 @@ GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb), once.saga_retry(text), 
     once.saga_diagram(text) TO once_admin;
 GRANT EXECUTE ON FUNCTION once.saga_start(text, text, jsonb) TO once_producer;
 GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text) TO once_consumer;
-GRANT EXECUTE ON FUNCTION once.saga_tick(integer), once.saga_tick(), once._saga_due(integer), once._saga_local(text),
-    once._saga_apply(text, jsonb, jsonb, text) TO once_relay;
+-- Internal _saga_* functions are granted to nobody: saga_tick calls them as the owner, so a
+-- relay can drive the timer but cannot apply an event (abort, a forged reply) of its own.
+GRANT EXECUTE ON FUNCTION once.saga_tick(integer), once.saga_tick() TO once_relay;
 GRANT SELECT ON once.sagas, once.saga_history TO once_admin, once_producer;
