@@ -95,6 +95,8 @@ CREATE OR REPLACE FUNCTION once.saga_reply(saga_id text, step text, outcome text
                                 message_id text DEFAULT NULL)
 RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_reply' LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION once.saga_reply_handler(msg once.inbound) RETURNS void
+    AS 'MODULE_PATHNAME', 'once_saga_reply_handler' LANGUAGE C VOLATILE;
 DROP FUNCTION once._saga_store(once.saga_instances, jsonb, jsonb, text);
 DROP FUNCTION once._saga_emit(text, text, jsonb, jsonb, text);
 DROP FUNCTION once._saga_deadline(jsonb);

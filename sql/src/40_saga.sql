@@ -227,21 +227,7 @@ $$;
 -- Reply payload: {"saga_id": "...", "step": "...", "outcome": "succeeded", "output": {...}}
 -- (output optional; output.error carries the failure reason).
 CREATE FUNCTION once.saga_reply_handler(msg once.inbound) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    p jsonb := (msg).payload;
-BEGIN
-    IF p IS NULL OR jsonb_typeof(p) <> 'object' OR p->>'saga_id' IS NULL OR p->>'step' IS NULL OR p->>'outcome' IS NULL THEN
-        RAISE EXCEPTION 'malformed saga reply'
-            USING ERRCODE = 'ON406', DETAIL = format('Message %s payload: %s', (msg).message_id, left(p::text, 200)),
-                  HINT = 'A reply is {"saga_id": ..., "step": ..., "outcome": ..., "output": {...}}.';
-    END IF;
-    PERFORM once.saga_reply(p->>'saga_id', p->>'step', p->>'outcome',
-                            CASE WHEN jsonb_typeof(p->'output') = 'object' THEN p->'output' END,
-                            (msg).message_id::text);
-END
-$$;
+    AS 'MODULE_PATHNAME', 'once_saga_reply_handler' LANGUAGE C VOLATILE;
 REVOKE ALL ON FUNCTION once.saga_reply_handler(once.inbound) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.saga_reply_handler(once.inbound) TO once_consumer;
 

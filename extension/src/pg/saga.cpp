@@ -57,24 +57,34 @@ text* nullable_text(FunctionCallInfo fcinfo, int i) {
 
 Datum nullable_datum(FunctionCallInfo fcinfo, int i) { return PG_ARGISNULL(i) ? Datum(0) : PG_GETARG_DATUM(i); }
 
-// output->>'error' when output is an object: a failed step's reason.
-std::string output_error(Datum output) {
-    if (output == 0) return {};
-    char* reason = pg_call([&]() -> char* {
-        Jsonb* jb = DatumGetJsonbP(output);
-        if (!JB_ROOT_IS_OBJECT(jb)) return nullptr;
-        JsonbValue key;
-        key.type = jbvString;
-        key.val.string.val = const_cast<char*>("error");
-        key.val.string.len = 5;
-        JsonbValue* v = findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &key);
+// The value of `key` in a jsonb object, or nullptr when absent or not an object.
+JsonbValue* object_field(Jsonb* jb, const char* key) {
+    if (!JB_ROOT_IS_OBJECT(jb)) return nullptr;
+    JsonbValue k;
+    k.type = jbvString;
+    k.val.string.val = const_cast<char*>(key);
+    k.val.string.len = static_cast<int>(strlen(key));
+    return findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &k);
+}
+
+// object->>key: the string itself, other values as JSON text, nullptr for absent or null.
+char* field_text(Datum object, const char* key) {
+    return pg_call([&]() -> char* {
+        JsonbValue* v = object_field(DatumGetJsonbP(object), key);
         if (v == nullptr || v->type == jbvNull) return nullptr;
         if (v->type == jbvString) return pnstrdup(v->val.string.val, v->val.string.len);
         Jsonb* value = JsonbValueToJsonb(v);
         return JsonbToCString(nullptr, &value->root, VARSIZE(value));
     });
+}
+
+// output->>'error' when output is an object: a failed step's reason.
+std::string output_error(Datum output) {
+    char* reason = output == 0 ? nullptr : field_text(output, "error");
     return reason ? std::string(reason) : std::string();
 }
+
+text* text_of(const char* s) { return pg_call([&] { return cstring_to_text(s); }); }
 
 }  // namespace
 }  // namespace once::pg
@@ -145,4 +155,39 @@ ONCE_SQL_FUNCTION(once_saga_apply) {
     out.set("status", Json::string(a.status));
     out.set("step", Json::string(a.step));
     return jsonb_datum(out.dump());
+}
+
+// once.saga_reply_handler(msg once.inbound): the built-in inbox handler for replies arriving
+// through a relay. Payload: {"saga_id": ..., "step": ..., "outcome": ..., "output": {...}}
+// (output optional; output.error carries the failure reason). The inbox message id makes a
+// redelivered reply a duplicate.
+ONCE_SQL_FUNCTION(once_saga_reply_handler) {
+    if (PG_ARGISNULL(0))
+        throw Error(ErrorCode::saga_invalid_reply, "malformed saga reply", "The message was NULL.",
+                    "A reply is {\"saga_id\": ..., \"step\": ..., \"outcome\": ..., \"output\": {...}}.");
+    HeapTupleHeader msg = PG_GETARG_HEAPTUPLEHEADER(0);
+    bool payload_null = true, id_null = true;
+    Datum payload = pg_call([&] { return GetAttributeByName(msg, "payload", &payload_null); });
+    Datum message_id = pg_call([&] { return GetAttributeByName(msg, "message_id", &id_null); });
+    char* saga_id = payload_null ? nullptr : field_text(payload, "saga_id");
+    char* step = payload_null ? nullptr : field_text(payload, "step");
+    char* outcome = payload_null ? nullptr : field_text(payload, "outcome");
+    if (saga_id == nullptr || step == nullptr || outcome == nullptr) {
+        std::string shown = payload_null ? std::string("NULL") : jsonb_text(DatumGetJsonbP(payload)).substr(0, 200);
+        std::string id = id_null ? std::string("NULL") : std::string(text_view(DatumGetTextPP(message_id)));
+        throw Error(ErrorCode::saga_invalid_reply, "malformed saga reply", "Message " + id + " payload: " + shown,
+                    "A reply is {\"saga_id\": ..., \"step\": ..., \"outcome\": ..., \"output\": {...}}.");
+    }
+    Datum output = pg_call([&]() -> Datum {
+        JsonbValue* v = object_field(DatumGetJsonbP(payload), "output");
+        if (v == nullptr || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data)) return 0;
+        return JsonbPGetDatum(JsonbValueToJsonb(v));
+    });
+    saga::Event e;
+    e.type = saga::Event::Type::reply;
+    e.step = step;
+    e.outcome = saga::parse_outcome(outcome);
+    e.reason = output_error(output);
+    saga_store::apply(text_of(saga_id), e, output, id_null ? nullptr : DatumGetTextPP(message_id));
+    PG_RETURN_VOID();
 }
