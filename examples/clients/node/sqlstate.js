@@ -4,6 +4,7 @@
 // so a handler never compares error codes itself: it catches, calls httpStatusFor, answers.
 
 const STATUS_BY_SQLSTATE = Object.freeze({
+  ON001: 503, // library and SQL objects of different versions: run ALTER EXTENSION pg_once UPDATE
   ON101: 400, // idempotency key or scope missing, empty, too long, control characters
   ON102: 422, // idempotency key reused with a different request
   ON103: 409, // idempotency key in progress in another request

@@ -7,6 +7,7 @@ backoff until a person looks.
 """
 
 STATUS_BY_SQLSTATE = {
+    "ON001": 503,  # library and SQL objects of different versions: ALTER EXTENSION pg_once UPDATE
     "ON101": 400,  # idempotency key or scope missing, empty, too long, control characters
     "ON102": 422,  # idempotency key reused with a different request
     "ON103": 409,  # idempotency key in progress in another request
