@@ -196,7 +196,8 @@ void check_saga_id(text* saga_id) {
     if (ok) {
         std::string_view s = text_view(saga_id);
         int chars = pg_call([&] { return pg_mbstrlen_with_len(s.data(), static_cast<int>(s.size())); });
-        ok = !s.empty() && chars <= 200;
+        // 255 bytes: the saga id is the outbox ordering key of its commands (message key limit).
+        ok = !s.empty() && chars <= 200 && s.size() <= 255;
         // [[:cntrl:]]: C0 controls, DEL and the C1 controls U+0080..U+009F (UTF-8 C2 80..C2 9F).
         for (size_t i = 0; ok && i < s.size(); ++i) {
             unsigned char c = static_cast<unsigned char>(s[i]);
@@ -207,7 +208,7 @@ void check_saga_id(text* saga_id) {
     if (!ok)
         throw Error(ErrorCode::invalid_argument, "invalid saga id",
                     "The saga id was " + (saga_id ? quoted(text_view(saga_id), 80) : std::string("NULL")) + ".",
-                    "Use 1 to 200 printable characters, e.g. the order id.");
+                    "Use 1 to 200 printable characters (at most 255 bytes), e.g. the order id.");
 }
 
 Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) {

@@ -19,8 +19,8 @@ struct Applied {
     std::string step;    // the step it is at afterwards
 };
 
-// Raises 22023 unless the id is 1 to 200 printable characters (it is part of every
-// idempotency key "<saga_id>:<step>").
+// Raises 22023 unless the id is 1 to 200 printable characters and at most 255 bytes (it is
+// part of every idempotency key "<saga_id>:<step>" and the ordering key of its commands).
 void check_saga_id(text* saga_id);
 
 // Applies one event to a saga: lock, (for a reply with a message id) drop a redelivery,
