@@ -191,3 +191,11 @@ ONCE_SQL_FUNCTION(once_saga_reply_handler) {
     saga_store::apply(text_of(saga_id), e, output, id_null ? nullptr : DatumGetTextPP(message_id));
     PG_RETURN_VOID();
 }
+
+// once._saga_decide existed in 0.1 (the jsonb round trip the entry points above replaced).
+// The symbol stays so that this library can still install 0.1 (CREATE EXTENSION ... VERSION
+// '0.1', then ALTER EXTENSION UPDATE); it is never served: 0.1's objects get ON001 first.
+ONCE_SQL_FUNCTION(once_saga_decide) {
+    throw Error(ErrorCode::internal, "once._saga_decide was removed in pg_once 0.2", {},
+                "Run ALTER EXTENSION pg_once UPDATE.");
+}
