@@ -130,3 +130,39 @@ SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_mes
  WHERE h.dead_at IS NOT NULL OR h.waiting > 0;
 COMMENT ON VIEW once.blocked_keys IS
     'Ordering keys held back by their oldest message: dead (redrive or discard it) or delayed with messages waiting behind it';
+-- Sagas: the relay drives the timer but cannot act as admin or consumer (issue 11, findings
+-- 7 and 9). saga_tick becomes C++ (extension/src/pg/saga_tick.cpp): its internal statements
+-- run as the extension owner and are fully schema-qualified, so the internal _saga_*
+-- functions are granted to nobody and a hostile search_path cannot redirect the timer.
+-- Local step functions still run as the tick's caller, under its search_path.
+REVOKE EXECUTE ON FUNCTION once._saga_due(integer), once._saga_local(text),
+    once._saga_apply(text, jsonb, jsonb, text) FROM once_relay;
+
+CREATE OR REPLACE FUNCTION once.saga_tick(max integer) RETURNS integer
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION once.saga_tick() RETURNS integer
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
+
+-- ---------------------------------------------------------------------------------------
+-- Sagas: the operations are C++ entry points that call the state machine directly with saved
+-- plans (issue 12), instead of PL/pgSQL around a jsonb round trip into once._saga_decide.
+-- Same signatures and privileges; the PL/pgSQL helpers they replace are dropped. Sagas
+-- started under 0.1 keep their stored state, which the C++ code reads as before.
+CREATE OR REPLACE FUNCTION once._saga_apply(p_saga_id text, event jsonb, output jsonb DEFAULT NULL, message_id text DEFAULT NULL)
+RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'once_saga_apply' LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION once.saga_start(name text, saga_id text, input jsonb DEFAULT '{}') RETURNS text
+    AS 'MODULE_PATHNAME', 'once_saga_start' LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION once.saga_reply(saga_id text, step text, outcome text, output jsonb DEFAULT NULL,
+                                message_id text DEFAULT NULL)
+RETURNS text
+    AS 'MODULE_PATHNAME', 'once_saga_reply' LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION once.saga_reply_handler(msg once.inbound) RETURNS void
+    AS 'MODULE_PATHNAME', 'once_saga_reply_handler' LANGUAGE C VOLATILE;
+DROP FUNCTION once._saga_store(once.saga_instances, jsonb, jsonb, text);
+DROP FUNCTION once._saga_emit(text, text, jsonb, jsonb, text);
+DROP FUNCTION once._saga_deadline(jsonb);
+DROP FUNCTION once._saga_decide(jsonb, jsonb, jsonb);
+DROP FUNCTION once._saga_check_id(text);
+DROP FUNCTION once._saga_unknown(text);
+DROP FUNCTION once._saga_ms(timestamptz);

@@ -1,7 +1,7 @@
 -- Orchestrated sagas (see docs/sagas.md). The decisions are made by the C++ state machine
--- (once._saga_decide: definition + state + event -> new state, commands, history); the SQL
--- here loads and locks the saga, stores the decision and sends the commands through the
--- outbox, all in the caller's transaction.
+-- (core/saga_machine.hpp), called directly by the C++ entry points (extension/src/pg/saga.cpp,
+-- saga_store.cpp, saga_tick.cpp), which load and lock the saga with saved plans, store the
+-- decision and send the commands through the outbox, all in the caller's transaction.
 
 CREATE TABLE once.saga_definitions (
     name        text        NOT NULL,
@@ -63,140 +63,14 @@ REVOKE ALL ON TABLE once.saga_definitions, once.saga_instances, once.saga_transi
 -- The pure C++ parts.
 CREATE FUNCTION once._saga_compile(name text, definition jsonb) RETURNS jsonb
     AS 'MODULE_PATHNAME', 'once_saga_compile' LANGUAGE C IMMUTABLE;
-CREATE FUNCTION once._saga_decide(definition jsonb, machine jsonb, event jsonb) RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'once_saga_decide' LANGUAGE C VOLATILE;
 CREATE FUNCTION once._saga_mermaid(name text, definition jsonb) RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_diagram' LANGUAGE C IMMUTABLE;
 
-CREATE FUNCTION once._saga_ms(ts timestamptz) RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-AS $$ SELECT pg_catalog.floor(pg_catalog.date_part('epoch', ts) * 1000)::bigint $$;  -- floor: a deadline of "now" is due now
-
--- The saga id is part of every idempotency key ("<saga_id>:<step>"): keep it printable.
-CREATE FUNCTION once._saga_check_id(saga_id text) RETURNS void
-LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF saga_id IS NULL OR saga_id = '' OR length(saga_id) > 200 OR saga_id ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION 'invalid saga id'
-            USING ERRCODE = '22023',
-                  DETAIL = format('The saga id was %s.', coalesce(quote_literal(left(saga_id, 80)), 'NULL')),
-                  HINT = 'Use 1 to 200 printable characters, e.g. the order id.';
-    END IF;
-END
-$$;
-
-CREATE FUNCTION once._saga_unknown(saga_id text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RAISE EXCEPTION 'saga not found'
-        USING ERRCODE = 'ON402', DETAIL = format('No saga has the id %s.', quote_literal(left(saga_id, 80))),
-              HINT = 'Start it with once.saga_start, or check the id (see the once.sagas view).';
-END
-$$;
-
--- Stores a decision of the state machine: the new state, its history, the merged output,
--- and sends its commands through the outbox. Called with the saga row locked.
-CREATE FUNCTION once._saga_deadline(decision jsonb) RETURNS timestamptz
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
-AS $$ SELECT CASE WHEN decision->'deadline_ms' = 'null' THEN NULL
-                  ELSE to_timestamp((decision->>'deadline_ms')::double precision / 1000) END $$;
-
--- Records a decision's history and sends its commands through the outbox.
-CREATE FUNCTION once._saga_emit(p_saga_id text, saga_name text, data jsonb, decision jsonb, message_id text)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    c jsonb;
-    comp boolean;
-BEGIN
-    INSERT INTO once.saga_transitions (saga_id, from_status, to_status, step, event, reason, message_id)
-    SELECT p_saga_id, h->>'from', h->>'to', h->>'step', h->>'event', h->>'reason', message_id
-      FROM jsonb_array_elements(decision->'history') AS h;
-    FOR c IN SELECT * FROM jsonb_array_elements(decision->'commands') LOOP
-        comp := (c->>'compensate')::boolean;
-        -- key = saga id: the outbox keeps a saga's commands in send order, so a compensation
-        -- never overtakes the action it undoes.
-        PERFORM once.send(
-            c->>'topic',
-            jsonb_build_object('saga_id', p_saga_id, 'step', c->>'step', 'data', data),
-            p_saga_id,
-            jsonb_build_object(
-                'idempotency_key', p_saga_id || ':' || (c->>'step') || CASE WHEN comp THEN ':compensate' ELSE '' END,
-                'saga', saga_name,
-                'reply_to', decision->>'reply_to',
-                'compensate', CASE WHEN comp THEN 'true' ELSE 'false' END,
-                'attempt', c->>'attempt'));   -- header values are strings (HTTP, NATS)
-    END LOOP;
-END
-$$;
-
--- Stores a decision of the state machine (new state, merged output), then emits it.
--- Called with the saga row locked.
-CREATE FUNCTION once._saga_store(inst once.saga_instances, decision jsonb, output jsonb, message_id text)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    new_data jsonb := inst.data;
-    new_status text := decision->>'status';
-BEGIN
-    IF (decision->>'merge_output')::boolean AND output IS NOT NULL AND jsonb_typeof(output) = 'object' THEN
-        new_data := new_data || (output - 'error');
-    END IF;
-    UPDATE once.saga_instances s
-       SET data = new_data,
-           machine = decision->'machine',
-           status = new_status,
-           step = decision->>'step',
-           attempts = (decision->>'attempts')::integer,
-           deadline = once._saga_deadline(decision),
-           last_error = decision->>'reason',
-           updated_at = now(),
-           finished_at = CASE WHEN new_status IN ('completed', 'compensated') THEN now() END
-     WHERE s.saga_id = inst.saga_id;
-    PERFORM once._saga_emit(inst.saga_id, inst.name, new_data, decision, message_id);
-END
-$$;
-
--- Applies one event to a saga: lock, decide, store. Returns the decision.
+-- Applies one event to a saga (lock, decide, store, send); returns {"result", "status", "step"}.
+-- For the events without an entry point of their own: retry, abort, and saga_tick's.
 CREATE FUNCTION once._saga_apply(p_saga_id text, event jsonb, output jsonb DEFAULT NULL, message_id text DEFAULT NULL)
 RETURNS jsonb
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    inst once.saga_instances;
-    def jsonb;
-    machine jsonb;
-    decision jsonb;
-BEGIN
-    PERFORM once._saga_check_id(p_saga_id);
-    SELECT * INTO inst FROM once.saga_instances s WHERE s.saga_id = p_saga_id FOR UPDATE;
-    IF NOT FOUND THEN
-        PERFORM once._saga_unknown(p_saga_id);
-    END IF;
-    IF message_id IS NOT NULL THEN
-        INSERT INTO once.saga_replies AS r (saga_id, message_id) VALUES (p_saga_id, message_id)
-            ON CONFLICT DO NOTHING;
-        IF NOT FOUND THEN
-            INSERT INTO once.saga_transitions (saga_id, from_status, to_status, step, event, reason, message_id)
-            VALUES (p_saga_id, inst.status, inst.status, event->>'step', 'duplicate message ignored',
-                    'reply ' || coalesce(event->>'step', '?') || ' ' || coalesce(event->>'outcome', '?'), message_id);
-            RETURN jsonb_build_object('result', 'duplicate', 'status', inst.status, 'step', inst.step);
-        END IF;
-    END IF;
-    SELECT d.definition INTO def FROM once.saga_definitions d WHERE d.name = inst.name AND d.version = inst.version;
-    -- The deadline column is the truth about what is due (operators and tests may move it).
-    machine := jsonb_set(inst.machine, '{deadline_ms}',
-                         coalesce(to_jsonb(once._saga_ms(inst.deadline)), '0'::jsonb));
-    decision := once._saga_decide(def, machine,
-        event || jsonb_build_object('now_ms', once._saga_ms(now()), 'random', random()));
-    PERFORM once._saga_store(inst, decision, output, message_id);
-    RETURN decision;
-END
-$$;
+    AS 'MODULE_PATHNAME', 'once_saga_apply' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION once.saga_define(name text, definition jsonb) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -236,72 +110,14 @@ COMMENT ON FUNCTION once.saga_define(text, jsonb) IS
     'Validate and store a saga definition; returns its version (a new one only when it changed)';
 
 CREATE FUNCTION once.saga_start(name text, saga_id text, input jsonb DEFAULT '{}') RETURNS text
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    def record;
-    existing once.saga_instances;
-    inst once.saga_instances;
-    decision jsonb;
-BEGIN
-    PERFORM once._saga_check_id(saga_id);
-    IF input IS NOT NULL AND jsonb_typeof(input) <> 'object' THEN
-        RAISE EXCEPTION 'saga input must be a JSON object'
-            USING ERRCODE = '22023', DETAIL = format('It was a %s.', jsonb_typeof(input)),
-                  HINT = 'Pass e.g. {"order_id": 42}; step outputs are merged into it.';
-    END IF;
-    SELECT d.version, d.definition INTO def
-      FROM once.saga_definitions d WHERE d.name = saga_start.name ORDER BY d.version DESC LIMIT 1;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'saga definition not found'
-            USING ERRCODE = 'ON402', DETAIL = format('No saga is defined with the name %s.', quote_literal(left(name, 80))),
-                  HINT = 'Define it first with once.saga_define.';
-    END IF;
-    decision := once._saga_decide(def.definition, NULL,
-        jsonb_build_object('type', 'start', 'now_ms', once._saga_ms(now()), 'random', random()));
-    INSERT INTO once.saga_instances AS s (saga_id, name, version, input, data, machine, status, step,
-                                          attempts, deadline)
-    VALUES (saga_id, name, def.version, coalesce(input, '{}'), coalesce(input, '{}'), decision->'machine',
-            decision->>'status', decision->>'step', (decision->>'attempts')::integer, once._saga_deadline(decision))
-    ON CONFLICT ON CONSTRAINT saga_instances_pkey DO NOTHING
-    RETURNING * INTO inst;
-    IF NOT FOUND THEN
-        -- Idempotent: the same start again returns the same saga and sends nothing.
-        SELECT * INTO existing FROM once.saga_instances s WHERE s.saga_id = saga_start.saga_id;
-        IF existing.name = saga_start.name AND existing.input = coalesce(saga_start.input, '{}') THEN
-            RETURN saga_id;
-        END IF;
-        RAISE EXCEPTION 'saga id already used with another saga or input'
-            USING ERRCODE = 'ON404',
-                  DETAIL = format('Saga %s was started as %s with input %s.', quote_literal(left(saga_id, 80)),
-                                  quote_literal(existing.name), left(existing.input::text, 200)),
-                  HINT = 'Use a new saga id for a new saga.';
-    END IF;
-    PERFORM once._saga_emit(saga_id, name, inst.data, decision, NULL);
-    RETURN saga_id;
-END
-$$;
+    AS 'MODULE_PATHNAME', 'once_saga_start' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_start(text, text, jsonb) IS
     'Start a saga (idempotent on saga_id); the first command is sent in the caller''s transaction';
 
 CREATE FUNCTION once.saga_reply(saga_id text, step text, outcome text, output jsonb DEFAULT NULL,
                                 message_id text DEFAULT NULL)
 RETURNS text
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF step IS NULL OR outcome IS NULL THEN
-        RAISE EXCEPTION 'saga reply needs a step and an outcome'
-            USING ERRCODE = 'ON406', DETAIL = format('step was %s, outcome was %s.',
-                coalesce(quote_literal(step), 'NULL'), coalesce(quote_literal(outcome), 'NULL')),
-                  HINT = 'Outcomes: succeeded, failed, compensated, compensation_failed.';
-    END IF;
-    RETURN once._saga_apply(saga_id,
-        jsonb_build_object('type', 'reply', 'step', step, 'outcome', outcome,
-                           'reason', CASE WHEN jsonb_typeof(output) = 'object' THEN output->>'error' END),
-        output, message_id)->>'result';
-END
-$$;
+    AS 'MODULE_PATHNAME', 'once_saga_reply' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_reply(text, text, text, jsonb, text) IS
     'Report the outcome of a saga step: applied, duplicate, late (recorded, nothing to do) or rejected (saga failed)';
 
@@ -336,67 +152,20 @@ AS $$
      WHERE s.saga_id = p_saga_id AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
 $$;
 
--- No SET search_path and no SECURITY DEFINER on purpose: local step functions are the
--- caller's code and run with the caller's rights. pg_once's own references are qualified.
+-- The timer, in C++ (extension/src/pg/saga_tick.cpp). Neither SECURITY DEFINER nor
+-- search_path-pinned on purpose: local step functions are the caller's code and run with the
+-- caller's rights and search_path. Its own statements run as the extension owner through the
+-- internal functions above (granted to nobody) and are fully schema-qualified, operators
+-- included, so a hostile search_path changes nothing in them.
 CREATE FUNCTION once.saga_tick(max integer) RETURNS integer
-LANGUAGE plpgsql
-AS $$
-DECLARE
-    due record;
-    step record;
-    result_json jsonb;
-    n integer := 0;
-    chain integer;
-    ok boolean;
-    err text;
-BEGIN
-    IF max IS NULL OR max < 1 THEN
-        RAISE EXCEPTION 'max must be a positive number' USING ERRCODE = '22023',
-            DETAIL = pg_catalog.format('max was %s.', max);
-    END IF;
-    FOR due IN SELECT * FROM once._saga_due(max) LOOP
-        n := n + 1;
-        IF due.local IS NULL THEN
-            PERFORM once._saga_apply(due.saga_id, '{"type": "deadline"}');
-        END IF;
-        -- Local steps (a chain of them runs at once, bounded).
-        chain := 0;
-        LOOP
-            SELECT * INTO step FROM once._saga_local(due.saga_id);
-            EXIT WHEN NOT FOUND OR chain >= 100;
-            chain := chain + 1;
-            BEGIN
-                EXECUTE pg_catalog.format('SELECT %s($1, $2)', (step.local->>'function')::pg_catalog.regproc)
-                   INTO result_json USING due.saga_id, step.data;
-                ok := true;
-            EXCEPTION WHEN OTHERS THEN
-                ok := false;
-                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
-            END;
-            IF ok THEN
-                PERFORM once._saga_apply(due.saga_id, pg_catalog.jsonb_build_object('type', 'reply',
-                    'step', step.local->>'step',
-                    'outcome', CASE WHEN (step.local->>'compensate')::boolean THEN 'compensated' ELSE 'succeeded' END),
-                    result_json);
-            ELSE
-                PERFORM once._saga_apply(due.saga_id, pg_catalog.jsonb_build_object('type', 'reply',
-                    'step', step.local->>'step',
-                    'outcome', CASE WHEN (step.local->>'compensate')::boolean THEN 'compensation_failed' ELSE 'failed' END,
-                    'reason', err));
-            END IF;
-        END LOOP;
-    END LOOP;
-    RETURN n;
-END
-$$;
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_tick(integer) IS
     'Timeouts (resend with the same key), retries with backoff and local-function steps of due sagas; returns how many were handled';
 
 -- saga_tick() = saga_tick(1000). An overload rather than a parameter default, so that
 -- to_regprocedure('once.saga_tick()') finds it (once-relay checks for it that way).
 CREATE FUNCTION once.saga_tick() RETURNS integer
-LANGUAGE sql
-AS $$ SELECT once.saga_tick(1000) $$;
+    AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 
 CREATE VIEW once.sagas AS
@@ -464,29 +233,13 @@ $$;
 -- Reply payload: {"saga_id": "...", "step": "...", "outcome": "succeeded", "output": {...}}
 -- (output optional; output.error carries the failure reason).
 CREATE FUNCTION once.saga_reply_handler(msg once.inbound) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    p jsonb := (msg).payload;
-BEGIN
-    IF p IS NULL OR jsonb_typeof(p) <> 'object' OR p->>'saga_id' IS NULL OR p->>'step' IS NULL OR p->>'outcome' IS NULL THEN
-        RAISE EXCEPTION 'malformed saga reply'
-            USING ERRCODE = 'ON406', DETAIL = format('Message %s payload: %s', (msg).message_id, left(p::text, 200)),
-                  HINT = 'A reply is {"saga_id": ..., "step": ..., "outcome": ..., "output": {...}}.';
-    END IF;
-    PERFORM once.saga_reply(p->>'saga_id', p->>'step', p->>'outcome',
-                            CASE WHEN jsonb_typeof(p->'output') = 'object' THEN p->'output' END,
-                            (msg).message_id::text);
-END
-$$;
+    AS 'MODULE_PATHNAME', 'once_saga_reply_handler' LANGUAGE C VOLATILE;
 REVOKE ALL ON FUNCTION once.saga_reply_handler(once.inbound) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.saga_reply_handler(once.inbound) TO once_consumer;
 
 
-REVOKE ALL ON FUNCTION once._saga_compile(text, jsonb), once._saga_decide(jsonb, jsonb, jsonb),
-    once._saga_mermaid(text, jsonb), once._saga_ms(timestamptz), once._saga_check_id(text),
-    once._saga_unknown(text), once._saga_store(once.saga_instances, jsonb, jsonb, text),
-    once._saga_deadline(jsonb), once._saga_emit(text, text, jsonb, jsonb, text),
+REVOKE ALL ON FUNCTION once._saga_compile(text, jsonb),
+    once._saga_mermaid(text, jsonb),
     once._saga_apply(text, jsonb, jsonb, text), once.saga_define(text, jsonb),
     once.saga_start(text, text, jsonb), once.saga_reply(text, text, text, jsonb, text),
     once.saga_retry(text), once.saga_abort(text, text), once._saga_due(integer), once._saga_local(text),
@@ -497,6 +250,7 @@ GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb), once.saga_retry(text), 
     once.saga_diagram(text) TO once_admin;
 GRANT EXECUTE ON FUNCTION once.saga_start(text, text, jsonb) TO once_producer;
 GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text) TO once_consumer;
-GRANT EXECUTE ON FUNCTION once.saga_tick(integer), once.saga_tick(), once._saga_due(integer), once._saga_local(text),
-    once._saga_apply(text, jsonb, jsonb, text) TO once_relay;
+-- Internal _saga_* functions are granted to nobody: saga_tick calls them as the owner, so a
+-- relay can drive the timer but cannot apply an event (abort, a forged reply) of its own.
+GRANT EXECUTE ON FUNCTION once.saga_tick(integer), once.saga_tick() TO once_relay;
 GRANT SELECT ON once.sagas, once.saga_history TO once_admin, once_producer;

@@ -35,6 +35,12 @@ SELECT once.deliver('shop', 'm-4', 'order.created', '{"n": 4}') AS delivered \gs
 SELECT CASE WHEN :'delivered' = 'processed' AND (SELECT count(*) FROM app.handled) = 2 THEN 'ok' ELSE 'not ok' END
        || ' - the old subscription still routes new messages to its handler';
 
+UPDATE once.saga_instances SET deadline = now() - interval '1 second' WHERE saga_id = 'order-77';
+SELECT once.saga_tick() AS ticked \gset
+SELECT CASE WHEN :ticked = 1 AND attempts = 2 THEN 'ok'
+            ELSE format('not ok - ticked %s, attempts %s', :ticked, attempts) END
+       || ' - saga_tick (C++ since 0.2) resends the timed-out step of a saga started before the update'
+  FROM once.sagas WHERE saga_id = 'order-77';
 SELECT once.saga_reply('order-77', 'reserve', 'succeeded', '{"reservation": "r1"}', 'reply-1');
 SELECT once.saga_reply('order-77', 'pay', 'succeeded', '{"charge": "c1"}', 'reply-2');
 SELECT CASE WHEN status = 'completed' THEN 'ok' ELSE 'not ok - status ' || status END

@@ -1,12 +1,12 @@
-// The saga engine's PostgreSQL boundary. The decisions are made by pure C++
-// (core/saga_machine.hpp); these three functions hand it the stored definition, the stored
-// state and the event as jsonb and return its decision as jsonb. Storage, locking and sending
-// commands through the outbox happen in SQL (sql/src/40_saga.sql), inside the caller's
+// The saga engine's PostgreSQL entry points. The decisions are made by pure C++
+// (core/saga_machine.hpp), called directly; loading, locking, storing and sending commands
+// through the outbox happen in saga_store.cpp with saved plans, inside the caller's
 // transaction, so a decision and its effects commit or roll back together.
 #include "../core/error.hpp"
 #include "../core/saga_definition.hpp"
 #include "../core/saga_machine.hpp"
 #include "guard.hpp"
+#include "saga_store.hpp"
 #include "text_args.hpp"
 
 #include <string>
@@ -48,10 +48,43 @@ saga::Event parse_event(const Json& j) {
     e.step = str("step");
     if (e.type == saga::Event::Type::reply) e.outcome = saga::parse_outcome(str("outcome"));
     e.reason = str("reason");
-    if (const Json* n = j.find("now_ms"); n && n->is_number()) e.now_ms = static_cast<int64_t>(n->as_number());
-    if (const Json* r = j.find("random"); r && r->is_number()) e.random01 = r->as_number();
     return e;
 }
+
+text* nullable_text(FunctionCallInfo fcinfo, int i) {
+    return PG_ARGISNULL(i) ? nullptr : PG_GETARG_TEXT_PP(i);
+}
+
+Datum nullable_datum(FunctionCallInfo fcinfo, int i) { return PG_ARGISNULL(i) ? Datum(0) : PG_GETARG_DATUM(i); }
+
+// The value of `key` in a jsonb object, or nullptr when absent or not an object.
+JsonbValue* object_field(Jsonb* jb, const char* key) {
+    if (!JB_ROOT_IS_OBJECT(jb)) return nullptr;
+    JsonbValue k;
+    k.type = jbvString;
+    k.val.string.val = const_cast<char*>(key);
+    k.val.string.len = static_cast<int>(strlen(key));
+    return findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &k);
+}
+
+// object->>key: the string itself, other values as JSON text, nullptr for absent or null.
+char* field_text(Datum object, const char* key) {
+    return pg_call([&]() -> char* {
+        JsonbValue* v = object_field(DatumGetJsonbP(object), key);
+        if (v == nullptr || v->type == jbvNull) return nullptr;
+        if (v->type == jbvString) return pnstrdup(v->val.string.val, v->val.string.len);
+        Jsonb* value = JsonbValueToJsonb(v);
+        return JsonbToCString(nullptr, &value->root, VARSIZE(value));
+    });
+}
+
+// output->>'error' when output is an object: a failed step's reason.
+std::string output_error(Datum output) {
+    char* reason = output == 0 ? nullptr : field_text(output, "error");
+    return reason ? std::string(reason) : std::string();
+}
+
+text* text_of(const char* s) { return pg_call([&] { return cstring_to_text(s); }); }
 
 }  // namespace
 }  // namespace once::pg
@@ -70,56 +103,99 @@ ONCE_SQL_FUNCTION(once_saga_compile) {
     return jsonb_datum(saga::to_json(d).dump());
 }
 
-// once._saga_decide(definition jsonb, state jsonb, event jsonb) returns jsonb.
-ONCE_SQL_FUNCTION(once_saga_decide) {
-    saga::Definition d = stored_definition(fcinfo, 0);
-    if (PG_ARGISNULL(2)) throw Error(ErrorCode::internal, "saga event is NULL");
-    saga::Event e = parse_event(Json::parse(jsonb_text(PG_GETARG_JSONB_P(2))));
-    saga::State s;
-    if (e.type != saga::Event::Type::start) {
-        if (PG_ARGISNULL(1)) throw Error(ErrorCode::internal, "saga state is NULL");
-        s = saga::state_from_json(Json::parse(jsonb_text(PG_GETARG_JSONB_P(1))), d);
-    }
-    saga::Decision dec = saga::decide(d, s, e);
-
-    Json out = Json::object();
-    Json machine = saga::to_json(dec.state, d);
-    out.set("status", Json::string(saga::status_name(dec.state.status)));
-    out.set("step", Json::string(d.steps[dec.state.cursor].name));
-    out.set("attempts", Json::number(dec.state.attempts));
-    out.set("deadline_ms", dec.state.deadline_ms ? Json::number(static_cast<double>(dec.state.deadline_ms)) : Json::null());
-    out.set("reason", dec.state.reason.empty() ? Json::null() : Json::string(dec.state.reason));
-    out.set("machine", std::move(machine));
-    Json commands = Json::array();
-    for (const auto& c : dec.commands) {
-        Json j = Json::object();
-        j.set("step", Json::string(d.steps[c.step].name));
-        j.set("compensate", Json::boolean(c.compensate));
-        j.set("topic", Json::string(c.topic));
-        j.set("attempt", Json::number(c.attempt));
-        commands.push(std::move(j));
-    }
-    out.set("commands", std::move(commands));
-    Json history = Json::array();
-    for (const auto& t : dec.history) {
-        Json j = Json::object();
-        j.set("from", Json::string(t.from));
-        j.set("to", Json::string(t.to));
-        j.set("step", Json::string(t.step));
-        j.set("event", Json::string(t.event));
-        j.set("reason", t.reason.empty() ? Json::null() : Json::string(t.reason));
-        history.push(std::move(j));
-    }
-    out.set("history", std::move(history));
-    out.set("result", Json::string(saga::reply_result_name(dec.result)));
-    out.set("merge_output", Json::boolean(dec.merge_output));
-    out.set("reply_to", Json::string(d.reply_to));
-    return jsonb_datum(out.dump());
-}
-
 // once._saga_diagram(name text, definition jsonb) returns text.
 ONCE_SQL_FUNCTION(once_saga_diagram) {
     std::string name = arg_text(fcinfo, 0, "saga name");
     saga::Definition d = stored_definition(fcinfo, 1);
     return text_datum(saga::mermaid_diagram(name, d));
+}
+
+// once.saga_start(name text, saga_id text, input jsonb default '{}') returns text.
+ONCE_SQL_FUNCTION(once_saga_start) {
+    text* name = nullable_text(fcinfo, 0);
+    if (name == nullptr)
+        throw Error(ErrorCode::saga_not_found, "saga definition not found", "The saga name was NULL.",
+                    "Define it first with once.saga_define.");
+    text* saga_id = nullable_text(fcinfo, 1);
+    saga_store::start(name, saga_id, nullable_datum(fcinfo, 2));
+    PG_RETURN_TEXT_P(saga_id);
+}
+
+// once.saga_reply(saga_id text, step text, outcome text, output jsonb, message_id text) returns text:
+// applied, duplicate, late or rejected.
+ONCE_SQL_FUNCTION(once_saga_reply) {
+    if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
+        auto shown = [&](int i) {
+            return PG_ARGISNULL(i) ? std::string("NULL") : "'" + std::string(text_view(PG_GETARG_TEXT_PP(i))) + "'";
+        };
+        throw Error(ErrorCode::saga_invalid_reply, "saga reply needs a step and an outcome",
+                    "step was " + shown(1) + ", outcome was " + shown(2) + ".",
+                    "Outcomes: succeeded, failed, compensated, compensation_failed.");
+    }
+    saga::Event e;
+    e.type = saga::Event::Type::reply;
+    e.step = std::string(text_view(PG_GETARG_TEXT_PP(1)));
+    e.outcome = saga::parse_outcome(text_view(PG_GETARG_TEXT_PP(2)));
+    Datum output = nullable_datum(fcinfo, 3);
+    e.reason = output_error(output);
+    saga_store::Applied a = saga_store::apply(nullable_text(fcinfo, 0), e, output, nullable_text(fcinfo, 4));
+    return text_datum(saga::reply_result_name(a.result));
+}
+
+// once._saga_apply(saga_id text, event jsonb, output jsonb, message_id text) returns jsonb
+// {"result", "status", "step"}: the events that have no entry point of their own (retry,
+// abort, and those of saga_tick).
+ONCE_SQL_FUNCTION(once_saga_apply) {
+    if (PG_ARGISNULL(1)) throw Error(ErrorCode::internal, "saga event is NULL");
+    saga::Event e = parse_event(Json::parse(jsonb_text(PG_GETARG_JSONB_P(1))));
+    saga_store::Applied a = saga_store::apply(nullable_text(fcinfo, 0), e, nullable_datum(fcinfo, 2),
+                                              nullable_text(fcinfo, 3));
+    Json out = Json::object();
+    out.set("result", Json::string(saga::reply_result_name(a.result)));
+    out.set("status", Json::string(a.status));
+    out.set("step", Json::string(a.step));
+    return jsonb_datum(out.dump());
+}
+
+// once.saga_reply_handler(msg once.inbound): the built-in inbox handler for replies arriving
+// through a relay. Payload: {"saga_id": ..., "step": ..., "outcome": ..., "output": {...}}
+// (output optional; output.error carries the failure reason). The inbox message id makes a
+// redelivered reply a duplicate.
+ONCE_SQL_FUNCTION(once_saga_reply_handler) {
+    if (PG_ARGISNULL(0))
+        throw Error(ErrorCode::saga_invalid_reply, "malformed saga reply", "The message was NULL.",
+                    "A reply is {\"saga_id\": ..., \"step\": ..., \"outcome\": ..., \"output\": {...}}.");
+    HeapTupleHeader msg = PG_GETARG_HEAPTUPLEHEADER(0);
+    bool payload_null = true, id_null = true;
+    Datum payload = pg_call([&] { return GetAttributeByName(msg, "payload", &payload_null); });
+    Datum message_id = pg_call([&] { return GetAttributeByName(msg, "message_id", &id_null); });
+    char* saga_id = payload_null ? nullptr : field_text(payload, "saga_id");
+    char* step = payload_null ? nullptr : field_text(payload, "step");
+    char* outcome = payload_null ? nullptr : field_text(payload, "outcome");
+    if (saga_id == nullptr || step == nullptr || outcome == nullptr) {
+        std::string shown = payload_null ? std::string("NULL") : jsonb_text(DatumGetJsonbP(payload)).substr(0, 200);
+        std::string id = id_null ? std::string("NULL") : std::string(text_view(DatumGetTextPP(message_id)));
+        throw Error(ErrorCode::saga_invalid_reply, "malformed saga reply", "Message " + id + " payload: " + shown,
+                    "A reply is {\"saga_id\": ..., \"step\": ..., \"outcome\": ..., \"output\": {...}}.");
+    }
+    Datum output = pg_call([&]() -> Datum {
+        JsonbValue* v = object_field(DatumGetJsonbP(payload), "output");
+        if (v == nullptr || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data)) return 0;
+        return JsonbPGetDatum(JsonbValueToJsonb(v));
+    });
+    saga::Event e;
+    e.type = saga::Event::Type::reply;
+    e.step = step;
+    e.outcome = saga::parse_outcome(outcome);
+    e.reason = output_error(output);
+    saga_store::apply(text_of(saga_id), e, output, id_null ? nullptr : DatumGetTextPP(message_id));
+    PG_RETURN_VOID();
+}
+
+// once._saga_decide existed in 0.1 (the jsonb round trip the entry points above replaced).
+// The symbol stays so that this library can still install 0.1 (CREATE EXTENSION ... VERSION
+// '0.1', then ALTER EXTENSION UPDATE); it is never served: 0.1's objects get ON001 first.
+ONCE_SQL_FUNCTION(once_saga_decide) {
+    throw Error(ErrorCode::internal, "once._saga_decide was removed in pg_once 0.2", {},
+                "Run ALTER EXTENSION pg_once UPDATE.");
 }
