@@ -10,6 +10,7 @@
 // with an INSERT and updating it with the response afterwards.
 #include "../core/error.hpp"
 #include "../core/key_validation.hpp"
+#include "../core/names.hpp"
 #include "command_runner.hpp"
 #include "fingerprint.hpp"
 #include "guard.hpp"
@@ -21,8 +22,8 @@
 namespace once::pg {
 namespace {
 
-// Advisory lock class id: "once" in ASCII. Shows in pg_locks as classid 1869505381.
-constexpr int32 kLockClass = 0x6f6e6365;
+// Advisory lock class: kIdempotencyLockClass (core/names.hpp).
+constexpr int32 kLockClass = kIdempotencyLockClass;
 
 struct KeyArgs {
     text* scope;

@@ -1,12 +1,12 @@
 // Transactional outbox: once.send / send_many (producers) and once.claim / ack / nack / extend
 // (relays). Table layout and the reasons for it: sql/src/20_outbox.sql and docs/outbox.md.
 //
-// Per-key order. A keyed send takes a transaction-scoped advisory lock on hash(key) (pg_once
-// lock class "obox") and gives the message a key_seq greater than every key_seq of its key
-// still in the outbox. Two producers of one key therefore commit in key_seq order, and a
-// claim never sees a later message of a key without the earlier one. A claim only takes a
-// keyed message when no message of its key with a smaller key_seq is left in the outbox (in
-// flight, waiting for a retry, or dead): one message per key is out at a time.
+// Per-key order. A keyed send takes no lock: it gives the message a provisional key_seq and
+// the transaction's pre-commit step puts it after every key_seq of its key committed before
+// (outbox_key_order.hpp), so a key's messages are ordered by their producers' commit order,
+// then send order. A claim only takes a keyed message when no message of its key with a
+// smaller key_seq is left in the outbox (in flight, waiting for a retry, or dead): one
+// message per key is out at a time.
 //
 // The claim scan. Claims walk the pos index from a low watermark kept per backend: the pos of
 // the oldest live row, capped by the start of the oldest transaction in this database that
@@ -18,6 +18,7 @@
 #include "../core/outbox_policy.hpp"
 #include "../core/topic.hpp"
 #include "guard.hpp"
+#include "outbox_key_order.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
@@ -34,14 +35,11 @@ extern "C" {
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace once::pg {
 namespace {
 
-// Advisory lock class for per-key send order: "obox" in ASCII.
-constexpr int32 kKeyLockClass = 0x6f626f78;
 constexpr int64 kUnixEpochOffsetMs =
     int64(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 constexpr int64 kMaxLeaseMs = int64(24) * 3600 * 1000;
@@ -173,44 +171,6 @@ std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
     return std::vector<Datum>(elems, elems + n);
 }
 
-// --------------------------------------------------------------------------- key order
-
-uint32 key_hash(text* key) {
-    return hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(key)),
-                      static_cast<int>(VARSIZE_ANY_EXHDR(key)));
-}
-
-void lock_key_hash(uint32 h) {
-    pg_call([&] {
-        DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(kKeyLockClass),
-                            Int32GetDatum(static_cast<int32>(h)));
-    });
-}
-
-void lock_key(text* key) { lock_key_hash(key_hash(key)); }
-
-SavedPlan last_key_seq_plan(
-    "SELECT o.key_seq FROM once.outbox o"
-    " WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL"
-    " ORDER BY o.key_seq DESC LIMIT 1",
-    {TEXTOID});
-
-// Under the key's lock (held to commit): a key_seq after every one of the key in the outbox.
-Uuid next_key_seq(text* key, const Uuid& candidate) {
-    Datum values[] = {PointerGetDatum(key)};
-    uint64 n;
-    {
-        AsExtensionOwner owner;
-        n = last_key_seq_plan.execute(values, nullptr, 1);
-    }
-    Datum last;
-    if (n == 1 && spi_value(0, 1, &last)) {
-        Uuid previous = to_uuid(last);
-        if (!(previous < candidate)) return uuid_v7_successor(previous);
-    }
-    return candidate;
-}
-
 // --------------------------------------------------------------------------- send
 
 SavedPlan insert_plan(
@@ -265,7 +225,6 @@ ONCE_SQL_FUNCTION(once_send) {
     const bool explicit_id = !PG_ARGISNULL(5);
 
     SpiSession spi;
-    if (key != nullptr) lock_key(key);
     // The transaction gets its xid before the id is generated: a claim's low watermark never
     // passes an id that may still be committed (see claim_low_watermark).
     pg_call([] { (void)GetCurrentTransactionId(); });
@@ -278,7 +237,8 @@ ONCE_SQL_FUNCTION(once_send) {
     const bool delayed = has_deliver_at && deliver_at > wall;
     const bool has_pos = delayed || explicit_id;
     Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
-    Datum key_seq = key != nullptr ? uuid_datum(next_key_seq(key, generated)) : 0;
+    // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
+    Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
     Datum values[] = {id, uuid_datum(pos), PointerGetDatum(topic), PointerGetDatum(key), key_seq,
                       PointerGetDatum(payload), PointerGetDatum(headers), TimestampTzGetDatum(deliver_at)};
     const char nulls[] = {' ', has_pos ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
@@ -288,7 +248,10 @@ ONCE_SQL_FUNCTION(once_send) {
         AsExtensionOwner owner;
         inserted = (explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
     }
-    if (inserted == 1) outbox_mark_sent();
+    if (inserted == 1) {
+        if (key != nullptr) outbox_key_order_sent(key, to_uuid(id), generated);
+        outbox_mark_sent();
+    }
     return id;
 }
 
@@ -335,30 +298,14 @@ ONCE_SQL_FUNCTION(once_send_many) {
     std::vector<bool> seq_nulls(n, true);
     {
         SpiSession spi;
-        if (keys != nullptr) {
-            // Every key's lock first (ids are generated after the waits), in hash order so that
-            // two send_many calls with the same keys in another order cannot deadlock.
-            std::vector<uint32> hashes;
-            for (int i = 0; i < n; ++i)
-                if (!key_nulls[i]) hashes.push_back(key_hash(DatumGetTextPP(key_elems[i])));
-            std::sort(hashes.begin(), hashes.end());
-            hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-            for (uint32 h : hashes) lock_key_hash(h);
-        }
         pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
-        // The last key_seq given to each key in this call (the outbox is asked once per key).
-        std::unordered_map<std::string, Uuid> last_seq;
+        // Provisional key_seq = the id (strictly increasing: array order); the pre-commit step
+        // orders them after other producers' commits (outbox_key_order.hpp).
         for (int i = 0; i < n; ++i) {
             Uuid id = next_id();
             ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
             if (keys != nullptr && !key_nulls[i]) {
-                text* key = DatumGetTextPP(key_elems[i]);
-                std::string name(text_view(key));
-                auto found = last_seq.find(name);
-                Uuid seq = found == last_seq.end() ? next_key_seq(key, id)
-                                                   : (found->second < id ? id : uuid_v7_successor(found->second));
-                last_seq[name] = seq;
-                key_seqs[i] = uuid_datum(seq);
+                key_seqs[i] = uuid_datum(id);
                 seq_nulls[i] = false;
             }
         }
@@ -387,6 +334,8 @@ ONCE_SQL_FUNCTION(once_send_many) {
                 AsExtensionOwner owner;
                 insert_many_plan.execute(values, nulls);
             }
+            for (int i = 0; i < n; ++i)
+                if (!seq_nulls[i]) outbox_key_order_sent(DatumGetTextPP(key_elems[i]), to_uuid(ids[i]), to_uuid(key_seqs[i]));
             outbox_mark_sent();
         }
     }
