@@ -2,7 +2,8 @@
 # Outbox benchmark: every figure is a ratio against a baseline measured in the same run.
 #   producer   BEGIN; INSERT order; once.send; COMMIT  vs  the same with a plain INSERT into an
 #              identically shaped table (1 and 16 clients, fsync=on, synchronous_commit=on,
-#              a relay LISTENing), with pg_once preloaded, and without (NOTIFY per transaction)
+#              a relay LISTENing), with pg_once preloaded, and without (NOTIFY per transaction);
+#              also keyed sends (100k keys, and 10 hot keys: per-key order settled at commit)
 #   batch      once.send_many of 1000 payloads  vs  one INSERT ... SELECT of 1000 rows
 #   drain      claim(100) + ack (two transactions, 2 clients, 100k prefilled, commits without
 #              waiting for fsync so that two commits per batch do not decide the result)  vs  a
@@ -13,7 +14,8 @@
 #              for pg_once and for a plain SKIP LOCKED queue
 #   wake-up    commit -> relay wake-up latency (notifier, and NOTIFY per transaction)
 # Results: tests/bench/results/outbox.txt. Usage: ONCE_STAGE_DIR=build/stage tests/bench/outbox.sh
-# OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run.
+# OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run. OUTBOX_BENCH_ONLY=producer
+# runs the producer section only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${ONCE_STAGE_DIR:=$here/../../build/stage}"
@@ -108,16 +110,17 @@ reset_tables() {
 median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 # The disk's fsync rate swings with the other jobs on this machine, so plain and once.send
 # runs alternate (3 pairs of secs/2 each) and the medians are compared.
-producer_round() {  # producer_round LABEL CLIENT_COUNTS...
-    local label=$1 clients r
+producer_round() {  # producer_round LABEL [SEND_SCRIPT] CLIENT_COUNTS...
+    local label=$1 clients r send_script="$work/send.sql"
     shift
+    case "${1:-}" in /*) send_script=$1; shift ;; esac
     for clients in "$@"; do
         local plains=() sends=()
         for r in 1 2 3; do
             reset_tables
             plains+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/plain.sql")")
             reset_tables
-            sends+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/send.sql")")
+            sends+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$send_script")")
         done
         local plain send
         plain=$(median3 "${plains[@]}")
@@ -128,8 +131,16 @@ producer_round() {  # producer_round LABEL CLIENT_COUNTS...
 listen_relay
 out "== producer: BEGIN; INSERT order; send; COMMIT vs the same with a plain INSERT"
 producer_round "(pg_once preloaded: coalesced NOTIFY)" 1 16
+sed "s/}');\$/}', key => 'customer-' || :c);/" "$work/send.sql" >"$work/send_keyed.sql"
+sed "s/}');\$/}', key => 'customer-' || (:c % 10));/" "$work/send.sql" >"$work/send_hot.sql"
+producer_round "keyed, 100k keys (pg_once preloaded)" "$work/send_keyed.sql" 1 16
+producer_round "keyed, 10 hot keys (pg_once preloaded)" "$work/send_hot.sql" 16
 out "notifier: $(sql -c "SELECT notifies FROM once.outbox_notifier_status()") NOTIFYs in this database so far"
 stop_listener
+if [ "${OUTBOX_BENCH_ONLY:-}" = producer ]; then
+    cp "$work/results" "$here/results/outbox_producer.txt"
+    exit 0
+fi
 
 # ------------------------------------------------------------------------------ batch
 reset_tables

@@ -15,6 +15,7 @@
 // removing them does not slow claims down. The watermark moves forward at most every 100 ms
 // and is recomputed from scratch every 10 s (which also picks up prepared transactions).
 #include "../core/error.hpp"
+#include "../core/interval_ms.hpp"
 #include "../core/outbox_policy.hpp"
 #include "../core/topic.hpp"
 #include "guard.hpp"
@@ -44,6 +45,7 @@ constexpr int64 kUnixEpochOffsetMs =
     int64(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 constexpr int64 kMaxLeaseMs = int64(24) * 3600 * 1000;
 constexpr int64 kMaxRetryAfterMs = int64(365) * 24 * 3600 * 1000;
+constexpr int64 kMaxDeliverAheadMs = int64(3653) * 24 * 3600 * 1000;  // 10 years
 
 int max_payload_bytes = 1024 * 1024;
 
@@ -83,14 +85,21 @@ Uuid to_uuid(Datum d) {
 
 std::string uuid_text(Datum d) { return uuid_to_string(to_uuid(d)); }
 
-int64 interval_ms(const Interval* i) {
-    return (i->time + int64(i->day) * USECS_PER_DAY + int64(i->month) * DAYS_PER_MONTH * USECS_PER_DAY) / 1000;
+// Milliseconds of an interval argument; one too large for 64-bit microseconds is an error
+// `code` naming it (never a wrapped-around number).
+int64 interval_ms(const Interval* i, const char* name, ErrorCode code) {
+    std::optional<int64_t> ms = interval_to_ms(i->month, i->day, i->time);
+    if (!ms)
+        throw Error(code, std::string(name) + " is out of range",
+                    std::string(name) + " does not fit in 64-bit microseconds.",
+                    "Pass an interval such as '30 seconds'.");
+    return *ms;
 }
 
 int64 interval_arg_ms(FunctionCallInfo fcinfo, int arg, const char* name, int64 min_ms, int64 max_ms) {
     if (PG_ARGISNULL(arg))
         throw Error(ErrorCode::invalid_interval, std::string(name) + " must not be NULL");
-    int64 ms = interval_ms(PG_GETARG_INTERVAL_P(arg));
+    int64 ms = interval_ms(PG_GETARG_INTERVAL_P(arg), name, ErrorCode::invalid_interval);
     if (ms < min_ms || ms > max_ms)
         throw Error(ErrorCode::invalid_interval,
                     std::string(name) + " is out of range",
@@ -116,12 +125,20 @@ text* relay_arg(FunctionCallInfo fcinfo, int arg) {
                               validate_relay);
 }
 
-// Checks a payload datum (possibly toasted) and returns it detoasted.
-Jsonb* checked_payload(Datum raw, const std::string& what) {
-    Size bytes = pg_call([&] { return toast_raw_datum_size(raw); }) - VARHDRSZ;
-    if (static_cast<int64>(bytes) > max_payload_bytes)
-        throw Error(ErrorCode::payload_too_large, what + " is too large",
-                    what + " has " + std::to_string(bytes) + " bytes; once.max_payload_bytes is " +
+// jsonb bytes of a (possibly toasted) datum, without detoasting it.
+int64 jsonb_bytes(Datum raw) {
+    return static_cast<int64>(pg_call([&] { return toast_raw_datum_size(raw); }) - VARHDRSZ);
+}
+
+// Checks a payload datum (possibly toasted) and returns it detoasted. `headers_bytes`: the
+// message's headers, which count toward once.max_payload_bytes with the payload.
+Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes = 0) {
+    int64 bytes = jsonb_bytes(raw);
+    if (bytes + headers_bytes > max_payload_bytes)
+        throw Error(ErrorCode::payload_too_large, what + (headers_bytes > 0 ? " and headers are" : " is") + " too large",
+                    what + " has " + std::to_string(bytes) + " bytes" +
+                        (headers_bytes > 0 ? ", headers " + std::to_string(headers_bytes) + " bytes" : std::string()) +
+                        "; once.max_payload_bytes (payload and headers together) is " +
                         std::to_string(max_payload_bytes) + ".",
                     "Store large documents elsewhere and send a reference, or raise once.max_payload_bytes.");
     Jsonb* payload = pg_call([&] { return DatumGetJsonbP(raw); });
@@ -148,7 +165,8 @@ Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
     return headers;
 }
 
-// Elements of a uuid[] argument: non-NULL array of 1..kMaxClaimBatch non-NULL ids.
+// Elements of a uuid[] argument: non-NULL array of 0..kMaxClaimBatch non-NULL ids (an empty
+// batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...)))).
 std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
     if (PG_ARGISNULL(arg))
         throw Error(ErrorCode::invalid_message_ids, "ids must not be NULL", {},
@@ -158,9 +176,6 @@ std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
     bool* nulls = nullptr;
     int n = 0;
     pg_call([&] { deconstruct_array(array, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR, &elems, &nulls, &n); });
-    if (n == 0)
-        throw Error(ErrorCode::invalid_message_ids, "ids must not be empty", {},
-                    "Pass the ids returned by once.claim.");
     if (n > kMaxClaimBatch)
         throw Error(ErrorCode::invalid_message_ids, "too many ids",
                     std::to_string(n) + " ids; the limit is " + std::to_string(kMaxClaimBatch) + ".");
@@ -210,7 +225,7 @@ ONCE_SQL_FUNCTION(once_send) {
     if (PG_ARGISNULL(1))
         throw Error(ErrorCode::invalid_payload, "payload must not be NULL", {},
                     "Send an object such as '{\"order_id\": 42}'.");
-    Jsonb* payload = checked_payload(PG_GETARG_DATUM(1), "payload");
+    Jsonb* payload = checked_payload(PG_GETARG_DATUM(1), "payload", PG_ARGISNULL(3) ? 0 : jsonb_bytes(PG_GETARG_DATUM(3)));
     text* key = nullptr;
     if (!PG_ARGISNULL(2)) {
         key = PG_GETARG_TEXT_PP(2);
@@ -222,6 +237,12 @@ ONCE_SQL_FUNCTION(once_send) {
     if (has_deliver_at && TIMESTAMP_NOT_FINITE(deliver_at))
         throw Error(ErrorCode::invalid_interval, "deliver_at must be a finite time", {},
                     "Pass NULL to deliver at once.");
+    // (the claim position holds 48-bit Unix milliseconds: far-future times would wrap)
+    if (has_deliver_at && deliver_at > GetCurrentTransactionStartTimestamp() + kMaxDeliverAheadMs * 1000)
+        throw Error(ErrorCode::invalid_interval, "deliver_at is too far in the future",
+                    "deliver_at may lie at most " + std::to_string(kMaxDeliverAheadMs / (24 * 3600 * 1000)) +
+                        " days after the start of the transaction.",
+                    "Schedule far-future work elsewhere and send the message closer to its time.");
     const bool explicit_id = !PG_ARGISNULL(5);
 
     SpiSession spi;
@@ -615,8 +636,9 @@ SavedPlan nack_dead_plan(
     " WHERE id OPERATOR(pg_catalog.=) $1",
     {UUIDOID, TEXTOID});
 
-Datum ids_array_datum(FunctionCallInfo fcinfo, int arg) {
-    ids_arg(fcinfo, arg);  // validates
+// The validated ids argument, or nullopt when it is empty (nothing to do).
+std::optional<Datum> ids_array_datum(FunctionCallInfo fcinfo, int arg) {
+    if (ids_arg(fcinfo, arg).empty()) return std::nullopt;
     return PG_GETARG_DATUM(arg);
 }
 
@@ -624,8 +646,9 @@ Datum ids_array_datum(FunctionCallInfo fcinfo, int arg) {
 
 ONCE_SQL_FUNCTION(once_ack) {
     text* relay = relay_arg(fcinfo, 0);
-    Datum ids = ids_array_datum(fcinfo, 1);
-    Datum values[] = {PointerGetDatum(relay), ids};
+    std::optional<Datum> ids = ids_array_datum(fcinfo, 1);
+    if (!ids) PG_RETURN_INT32(0);
+    Datum values[] = {PointerGetDatum(relay), *ids};
     SpiSession spi;
     AsExtensionOwner owner;
     ack_plan.execute(values, nullptr);
@@ -636,9 +659,10 @@ ONCE_SQL_FUNCTION(once_ack) {
 
 ONCE_SQL_FUNCTION(once_extend) {
     text* relay = relay_arg(fcinfo, 0);
-    Datum ids = ids_array_datum(fcinfo, 1);
+    std::optional<Datum> ids = ids_array_datum(fcinfo, 1);
     interval_arg_ms(fcinfo, 2, "lease", 1, kMaxLeaseMs);
-    Datum values[] = {PointerGetDatum(relay), ids, PG_GETARG_DATUM(2)};
+    if (!ids) PG_RETURN_INT32(0);
+    Datum values[] = {PointerGetDatum(relay), *ids, PG_GETARG_DATUM(2)};
     SpiSession spi;
     AsExtensionOwner owner;
     PG_RETURN_INT32(static_cast<int32>(extend_plan.execute(values, nullptr)));
@@ -737,10 +761,10 @@ ONCE_SQL_FUNCTION(once_outbox_validate_policy) {
     policy.max_attempts = PG_GETARG_INT32(1);
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
         throw Error(ErrorCode::invalid_policy, "backoff_base and backoff_max must not be NULL");
-    policy.backoff.base_ms = interval_ms(PG_GETARG_INTERVAL_P(2));
-    policy.backoff.cap_ms = interval_ms(PG_GETARG_INTERVAL_P(3));
+    policy.backoff.base_ms = interval_ms(PG_GETARG_INTERVAL_P(2), "backoff_base", ErrorCode::invalid_policy);
+    policy.backoff.cap_ms = interval_ms(PG_GETARG_INTERVAL_P(3), "backoff_max", ErrorCode::invalid_policy);
     validate_policy(policy);
-    if (!PG_ARGISNULL(4) && interval_ms(PG_GETARG_INTERVAL_P(4)) <= 0)
+    if (!PG_ARGISNULL(4) && interval_ms(PG_GETARG_INTERVAL_P(4), "retention", ErrorCode::invalid_policy) <= 0)
         throw Error(ErrorCode::invalid_policy, "retention must be positive or NULL",
                     {}, "Pass NULL to keep no delivered history.");
     PG_RETURN_VOID();
