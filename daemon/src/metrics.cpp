@@ -51,7 +51,7 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
         << "once_relay_info{name=\"" << relay_name << "\"} 1\n";
     counter("once_relay_published_total", "Messages handed to the sink.", published.load());
     counter("once_relay_acked_total", "Messages delivered and acknowledged in the outbox.", acked.load());
-    counter("once_relay_nacked_total", "Messages returned to the outbox for a retry.", nacked.load());
+    counter("once_relay_nacked_total", "Messages given back to the outbox with once.nack (sink failures, held back behind a failed key, unsent at a stop).", nacked.load());
     counter("once_relay_dead_total", "Messages the sink refused permanently (dead-lettered).", dead.load());
     counter("once_relay_batches_total", "Non-empty claims.", batches.load());
     counter("once_relay_reconnects_total", "Database reconnections.", reconnects.load());

@@ -25,10 +25,15 @@ private:
     std::atomic<uint64_t> sum_micros_{0};
 };
 
+// The counters the log summary reports, read at one moment.
+struct MetricsSnapshot {
+    uint64_t acked = 0, nacked = 0, dead = 0;
+};
+
 struct Metrics {
     std::atomic<uint64_t> published{0};   // handed to the sink
     std::atomic<uint64_t> acked{0};       // acknowledged in the outbox after delivery
-    std::atomic<uint64_t> nacked{0};      // returned for a retry
+    std::atomic<uint64_t> nacked{0};      // given back with once.nack: sink failures, held back, unsent at a stop
     std::atomic<uint64_t> dead{0};        // refused permanently by the sink
     std::atomic<uint64_t> batches{0};     // non-empty claims
     std::atomic<uint64_t> reconnects{0};  // database connections re-established
@@ -38,6 +43,7 @@ struct Metrics {
     std::atomic<bool> sink_connected{false};
     LatencyHistogram publish_latency;
 
+    MetricsSnapshot snapshot() const { return {acked.load(), nacked.load(), dead.load()}; }
     bool healthy() const { return db_connected.load() && sink_connected.load(); }
     std::string render_prometheus(const std::string& relay_name) const;
 };

@@ -67,7 +67,7 @@ po::options_description option_table() {
                                                          "off (default: a crash may lose an ack, the message is delivered again), "
                                                          "local, remote_write, on, remote_apply")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
-        ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() if it exists (default 1s)")
+        ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
         ("connect-timeout", po::value<std::string>(), "bound for opening a connection (default 5s)")
         ("shutdown-timeout", po::value<std::string>(), "SIGTERM/SIGINT: bound for draining in-flight work (default 10s)")
@@ -175,15 +175,34 @@ void validate(const Options& o) {
     }
 }
 
+namespace {
+
+// The settings a SIGHUP reload cannot change (the connections, the metrics listener and the
+// claim mode are set up once): the one list both functions below use.
+template <class Visit>
+void for_each_restart_only(Visit&& visit) {
+    visit("db", &Options::db);
+    visit("sink", &Options::sink);
+    visit("name", &Options::name);
+    visit("metrics", &Options::metrics);
+    visit("connect-timeout", &Options::connect_timeout);
+    visit("synchronous-commit", &Options::synchronous_commit);
+}
+
+}  // namespace
+
 std::vector<std::string> restart_only_changes(const Options& a, const Options& b) {
     std::vector<std::string> out;
-    if (a.db != b.db) out.push_back("db");
-    if (a.sink != b.sink) out.push_back("sink");
-    if (a.name != b.name) out.push_back("name");
-    if (a.metrics != b.metrics) out.push_back("metrics");
-    if (a.connect_timeout != b.connect_timeout) out.push_back("connect-timeout");
-    if (a.synchronous_commit != b.synchronous_commit) out.push_back("synchronous-commit");
+    for_each_restart_only([&](const char* name, auto member) {
+        if (a.*member != b.*member) out.push_back(name);
+    });
     return out;
+}
+
+std::vector<std::string> keep_restart_only(const Options& running, Options& fresh) {
+    auto changed = restart_only_changes(running, fresh);
+    for_each_restart_only([&](const char*, auto member) { fresh.*member = running.*member; });
+    return changed;
 }
 
 }  // namespace once::relay

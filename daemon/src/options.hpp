@@ -45,6 +45,10 @@ void validate(const Options& o);
 // Settings that differ between a and b and only take effect after a restart.
 std::vector<std::string> restart_only_changes(const Options& a, const Options& b);
 
+// A reload: copies the running restart-only settings into `fresh` and returns the names of
+// those that `fresh` wanted to change.
+std::vector<std::string> keep_restart_only(const Options& running, Options& fresh);
+
 // Comma-separated topic patterns -> list (empty items dropped).
 std::vector<std::string> split_list(const std::string& s);
 

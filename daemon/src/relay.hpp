@@ -1,8 +1,17 @@
-// The relay loop: LISTEN -> claim -> publish (pipelined) -> ack/nack -> repeat while full
-// batches come back -> wait for a wake-up, the poll interval, a timer or a signal. One
-// thread, one poll() call site per phase, all state in this object.
+// The relay loop: LISTEN -> claim -> publish -> settle (ack/nack/dead) -> claim again after
+// any non-empty batch -> when a claim comes back empty, wait for a wake-up, the poll
+// interval, a timer or a signal.
+//
+// Overlapped: up to kOpenBatches claimed batches are open at once. The next claim is made as
+// soon as the current batch is wholly handed to the sink, so the database works on the next
+// claim while the sink works on the current batch, and a finished batch is settled while the
+// next one publishes. Batches open together never share a key: the outbox hands out a key's
+// next message only after the previous one was settled. One thread, one poll() call site,
+// all state in this object; what a batch decides (order per key, holding back, leases) lives
+// in Batch.
 #pragma once
 
+#include "batch.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "signals.hpp"
@@ -11,6 +20,7 @@
 #include "systemd_notify.hpp"
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <random>
@@ -28,17 +38,30 @@ public:
     using Clock = std::chrono::steady_clock;
     using Reloader = std::function<Options()>;   // re-reads argv + config file; throws if invalid
 
+    // Claimed batches open at the same time: one publishing, the next claimed behind it.
+    static constexpr size_t kOpenBatches = 2;
+
     Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
           SystemdNotifier& notifier);
     // Runs until SIGTERM/SIGINT; returns the process exit code.
     int run();
 
 private:
-    struct Slot;
-    bool run_batch();                       // true when messages came back (claim again)
+    void step();                            // one turn of the loop (may throw DbLost)
+    bool may_claim() const;
+    void claim();
+    void dispatch();
+    void wait_and_process();                // the one poll(): sink, database socket, signals, timers
+    void apply(std::vector<Outcome>& outcomes);
+    void extend_leases();
+    void settle_finished();                 // ack/nack/dead the finished batches
+    void give_back(const Batch::Entry& e, bool dead);   // once.nack, or once.dead when dead
+    void retire_finished_offline();         // database lost: keep acks for later, drop the rest
+    void drain_deadline_check();
+    void stop_batches(const std::string& why, Clock::time_point deadline);
+
     void connect_db();
     void on_db_lost(const std::string& why);
-    void wait_idle(Clock::time_point until);
     void poll_signals();
     void handle_reload();
     void maintenance();
@@ -59,18 +82,21 @@ private:
     bool stopping_ = false;
     bool ready_sent_ = false;
     bool need_claim_ = true;
+    bool sink_ready_ = false;
     bool ever_connected_ = false;
     int connect_failures_ = 0;
+    int failures_logged_ = 0;               // sink errors logged at warn since the last claim
     Clock::time_point reconnect_at_{};
     Clock::time_point next_poll_{};
     Clock::time_point next_purge_{};
     Clock::time_point next_saga_tick_{};
     Clock::time_point next_stats_{};
     Clock::time_point stop_deadline_{};
-    bool saga_tick_exists_ = true;
-    std::vector<std::string> pending_acks_;   // delivered before the database went away
+    Clock::time_point drain_deadline_{};    // stopping or database lost: bound for in-flight work
+    std::deque<Batch> batches_;             // open batches, oldest first
+    std::vector<std::string> pending_acks_; // delivered before the database went away
     uint64_t next_token_ = 1;
-    uint64_t stats_acked_ = 0, stats_nacked_ = 0, stats_dead_ = 0;
+    MetricsSnapshot stats_from_;            // the log summary is the metrics' difference
     Clock::time_point stats_since_;
 };
 

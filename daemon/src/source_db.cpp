@@ -94,12 +94,10 @@ void SourceDb::connect() {
     Result r;
     r.r.reset(PQexec(conn_,
         "SELECT pg_catalog.to_regprocedure('once.claim(text,integer,interval,text[])') IS NOT NULL,"
-        "       pg_catalog.to_regprocedure('once.dead(text,uuid,text)') IS NOT NULL,"
         "       pg_catalog.pg_is_in_recovery()"));
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) raise("cannot inspect the database", PQresultErrorMessage(r.get()));
     bool has_claim = PQgetvalue(r.get(), 0, 0)[0] == 't';
-    has_dead_ = PQgetvalue(r.get(), 0, 1)[0] == 't';
-    bool standby = PQgetvalue(r.get(), 0, 2)[0] == 't';
+    bool standby = PQgetvalue(r.get(), 0, 1)[0] == 't';
     if (standby) {
         std::string s = server();
         disconnect();
@@ -117,17 +115,15 @@ void SourceDb::connect() {
         {"once_ack", "SELECT once.ack($1, $2::uuid[])", 2},
         {"once_nack", "SELECT once.nack($1, $2::uuid, $3, $4::interval)", 4},
         {"once_extend", "SELECT once.extend($1, $2::uuid[], $3::interval)", 3},
+        {"once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3},
+        {"once_purge", "SELECT once.purge()", 0},
+        {"once_saga_tick", "SELECT once.saga_tick()", 0},
     };
     for (const auto& p : preps) {
         Result pr;
         pr.r.reset(PQprepare(conn_, p.name, p.sql, p.n, nullptr));
         if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK)
             raise(std::string("cannot prepare ") + p.name, PQresultErrorMessage(pr.get()));
-    }
-    if (has_dead_) {
-        Result pr;
-        pr.r.reset(PQprepare(conn_, "once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3, nullptr));
-        if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK) has_dead_ = false;
     }
     // The relay's own transactions (claim, ack, nack, extend) need not wait for a WAL flush:
     // a crash can only lose a claim (the lease is lost, the message comes back) or an ack (the
@@ -221,12 +217,7 @@ std::string SourceDb::nack(const std::string& id, const std::string& error, std:
 }
 
 void SourceDb::dead(const std::string& id, const std::string& error) {
-    if (has_dead_) {
-        exec("once_dead", true, {name_.c_str(), id.c_str(), error.c_str()});
-        return;
-    }
-    // No way to dead-letter at once in this pg_once: the topic's max_attempts decides.
-    nack(id, "permanent: " + error, std::nullopt);
+    exec("once_dead", true, {name_.c_str(), id.c_str(), error.c_str()});
 }
 
 void SourceDb::extend(const std::vector<std::string>& ids, Millis lease) {
@@ -242,19 +233,12 @@ bool SourceDb::try_maintenance_lock() {
     return holds_lock_;
 }
 
-std::optional<int64_t> SourceDb::purge() {
-    Result c = exec("SELECT pg_catalog.to_regprocedure('once.purge(integer)') IS NOT NULL", false, {});
-    if (PQgetvalue(c.get(), 0, 0)[0] != 't') return std::nullopt;
-    Result r = exec("SELECT once.purge()", false, {});
+int64_t SourceDb::purge() {
+    Result r = exec("once_purge", true, {});
     if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) return std::atoll(PQgetvalue(r.get(), 0, 0));
     return 0;
 }
 
-bool SourceDb::saga_tick() {
-    Result c = exec("SELECT pg_catalog.to_regprocedure('once.saga_tick()') IS NOT NULL", false, {});
-    if (PQgetvalue(c.get(), 0, 0)[0] != 't') return false;
-    exec("SELECT once.saga_tick()", false, {});
-    return true;
-}
+void SourceDb::saga_tick() { exec("once_saga_tick", true, {}); }
 
 }  // namespace once::relay

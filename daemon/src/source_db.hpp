@@ -52,16 +52,15 @@ public:
     int64_t ack(const std::vector<std::string>& ids);
     // Returns the outbox's verdict: "retry", "dead" (attempts exhausted) or "stale".
     std::string nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after);
-    // Permanent failure: dead-letter at once if the outbox offers it, else a nack marked so.
+    // Permanent failure: dead-letter at once (once.dead).
     void dead(const std::string& id, const std::string& error);
     void extend(const std::vector<std::string>& ids, Millis lease);
 
     // Maintenance under a session advisory lock: true if this relay holds it.
     bool try_maintenance_lock();
-    // Runs once.purge(); returns rows purged, or nothing when once.purge does not exist.
-    std::optional<int64_t> purge();
-    // Runs once.saga_tick() when it exists; returns false when it does not.
-    bool saga_tick();
+    // once.purge(): returns the rows removed. once.saga_tick(): fires due saga timers.
+    int64_t purge();
+    void saga_tick();
 
     // Validates a conninfo without connecting; throws std::runtime_error with libpq's reason.
     static void check_conninfo(const std::string& conninfo);
@@ -77,7 +76,6 @@ private:
     Millis connect_timeout_;
     std::string synchronous_commit_;
     PGconn* conn_ = nullptr;
-    bool has_dead_ = false;
     bool holds_lock_ = false;
 };
 

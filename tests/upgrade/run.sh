@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# Upgrade paths: for every released version V that can reach the default version through the
-# sql/pg_once--A--B.sql scripts, install V, ALTER EXTENSION UPDATE, and compare the schema with
-# a fresh install of the default version: they must be identical. Also: DROP EXTENSION leaves
-# nothing behind, and a reinstall gives the same schema.
+# Upgrades, the way a user meets them:
+#  1. Catalog: for every released version V (tests/upgrade/releases), a database created at V
+#     and updated with ALTER EXTENSION pg_once UPDATE has exactly the catalog of a fresh
+#     install of the current version.
+#  2. Data: V's own library (built from V's release commit) writes data through every API;
+#     the new library is put in place (a package upgrade) and refuses the old SQL objects
+#     clearly until ALTER EXTENSION UPDATE; after it, that data still works (keys replay,
+#     messages in flight ack, dead letters redrive, inbox duplicates are caught, sagas finish).
+#  3. V's committed script (sql/pg_once--V.sql) is byte for byte what V's build produced.
+#  4. DROP EXTENSION leaves nothing behind, and a reinstall gives the same catalog.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+pg_config=$(command -v "${PG_CONFIG:-pg_config}")   # the system's, before the staged server is on PATH
 source "$here/../lib/cluster.sh"
-once_cluster_start fsync=off
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-upgrade.XXXXXX")
+chmod 755 "$work"   # the server user runs the old server tree staged in it
 trap 'once_cluster_stop; rm -rf "$work"' EXIT
+bindir=$("$pg_config" --bindir)
+pkglibdir=$("$pg_config" --pkglibdir)
+new_path=$PATH   # cluster.sh put the staged (current) server first
 
 dump_schema() {  # a stable, comparable description of everything pg_once installs
     # pg_dump leaves extension members out, so the catalogs are described directly.
@@ -20,24 +30,77 @@ check() {  # check NAME COMMAND...
     if "${@:2}"; then echo "ok - $1"; else echo "not ok - $1"; fails=$((fails + 1)); fi
 }
 
+once_cluster_start fsync=off shared_preload_libraries=pg_once
 psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE fresh" >/dev/null
 psql -qX -v ON_ERROR_STOP=1 -d fresh -c "CREATE EXTENSION pg_once" >/dev/null
 default=$(psql -qtAX -d fresh -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_once'")
 dump_schema fresh >"$work/fresh.sql"
 check "fresh install of $default has objects" test -s "$work/fresh.sql"
 
-# Every version that has an update path to the default version.
-versions=$(psql -qtAX -d fresh -c "SELECT source FROM pg_extension_update_paths('pg_once')
-                                   WHERE target = '$default' AND path IS NOT NULL AND source <> '$default'")
-for v in $versions; do
+once_cluster_stop
+
+# Every released version before the current one, with the commit it was released from.
+released=$(grep -v '^#' "$here/releases" | awk -v cur="$default" '$1 != cur')
+versions=$(awk '{print $1}' <<<"$released")
+
+# build_release V COMMIT: V's library and V's generated script, built from its release commit
+# with its own PGXS Makefile (cached in the build tree: a release never changes).
+build_release() {
+    local v=$1 commit=$2 out="$ONCE_BUILD_DIR/released/$1"
+    if [ ! -f "$out/pg_once.so" ] || [ "$(cat "$out/commit" 2>/dev/null)" != "$commit" ]; then
+        rm -rf "$out" && mkdir -p "$out/src"
+        git -C "$ONCE_SOURCE_DIR" archive "$commit" extension sql | tar -x -C "$out/src" || {
+            echo "cannot read release $v ($commit) from git: the upgrade test needs the history"; return 1; }
+        make -C "$out/src/extension" -j2 PG_CONFIG="$pg_config" >"$out/build.log" 2>&1 || {
+            tail -20 "$out/build.log"; return 1; }
+        cp "$out/src/extension/pg_once.so" "$out/pg_once.so"
+        cp "$out/src/extension/pg_once--$v.sql" "$out/pg_once--$v.sql"
+        echo "$commit" >"$out/commit"
+    fi
+}
+
+while read -r v commit; do
+    [ -n "$v" ] || continue
+    build_release "$v" "$commit"
+    check "sql/pg_once--$v.sql is $v as released" cmp -s "$ONCE_SOURCE_DIR/sql/pg_once--$v.sql" \
+        "$ONCE_BUILD_DIR/released/$v/pg_once--$v.sql"
+
+    # V's server tree: the staged one with V's library in place of the current one.
+    old_stage="$work/stage-$v"
+    cp -a "$ONCE_STAGE_DIR" "$old_stage"
+    rm -f "$old_stage$pkglibdir/pg_once.so"
+    cp "$ONCE_BUILD_DIR/released/$v/pg_once.so" "$old_stage$pkglibdir/pg_once.so"
+
+    PATH="$old_stage$bindir:$new_path"
+    once_cluster_start fsync=off shared_preload_libraries=pg_once
     db="from_${v//./_}"
     psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $db" >/dev/null
-    psql -qX -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION pg_once VERSION '$v'" \
-        -c "ALTER EXTENSION pg_once UPDATE" >/dev/null
+    psql -qX -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION pg_once VERSION '$v'" >/dev/null
+    check "$v's library writes data through every API" \
+        psql -qX -v ON_ERROR_STOP=1 -d "$db" -o /dev/null -f "$here/write_data.sql"
+
+    # The package upgrade: the new library replaces V's; the SQL objects are still V's.
+    once_as_server_user pg_ctl stop -D "$ONCE_CLUSTER_DIR/data" -m fast -w >/dev/null
+    PATH=$new_path
+    once_cluster_run "$ONCE_CLUSTER_DIR" fsync=off shared_preload_libraries=pg_once
+    refused=$(psql -qtAX -d "$db" -c "SELECT once.send('x.y', '{}')" 2>&1 || true)
+    check "the new library refuses $v's SQL objects until the update (ON001)" \
+        grep -q "run ALTER EXTENSION pg_once UPDATE\|ALTER EXTENSION pg_once UPDATE" <<<"$refused"
+    psql -qX -v ON_ERROR_STOP=1 -d "$db" -c "ALTER EXTENSION pg_once UPDATE" >/dev/null
     dump_schema "$db" >"$work/$db.sql"
     check "$v updated to $default equals a fresh install" diff -u "$work/fresh.sql" "$work/$db.sql"
-done
+    psql -qtAX -v ON_ERROR_STOP=1 -d "$db" -f "$here/check_data.sql" >"$work/$db.checks" 2>&1 || true
+    grep -E '^(ok|not ok)' "$work/$db.checks" | sed "s/^\(ok\|not ok\) - /&$v data: /"
+    n_ok=$(grep -c '^ok' "$work/$db.checks" || true)
+    n_all=$(grep -c "|| ' - " "$here/check_data.sql")
+    check "$v data works after the update ($n_ok of $n_all checks)" test "$n_ok" = "$n_all"
+    grep -q '^ok' "$work/$db.checks" || cat "$work/$db.checks"
+    once_cluster_stop
+done <<<"$released"
 echo "# upgrade paths tested: $(echo $versions | wc -w) (versions before $default: ${versions:-none yet})"
+once_cluster_start fsync=off shared_preload_libraries=pg_once
+psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE fresh" -c "\\c fresh" \
+    -c "CREATE EXTENSION pg_once" >/dev/null
 
 # Every upgrade script in the tree is reachable (no orphan scripts with typos in their names).
 for script in "$ONCE_SOURCE_DIR"/sql/pg_once--*--*.sql; do

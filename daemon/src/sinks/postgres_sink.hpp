@@ -3,7 +3,8 @@
 // submitted together share one transaction (one commit, one WAL flush: per-message commits
 // cap the sink at the disk's fsync rate); if one handler fails, the group rolls back and each
 // message is retried in a transaction of its own, so a failing handler only affects its own
-// message. ?tx=message forces one transaction per message; ?group=N caps a group (default 500). 'processed' and 'duplicate' are delivered;
+// message. URI options: ?tx=message forces one transaction per message; ?group=N caps a
+// group (default 500). 'processed' and 'duplicate' are delivered;
 // 'no_handler' is a retry with a clear reason (a later once.subscribe can still take it);
 // 'poison' is dead. A handler error is recorded with once.inbox_failed and retried.
 // Source = the URI's source= parameter, else the relay's --name.
@@ -21,7 +22,7 @@ namespace once::relay {
 
 class PostgresSink final : public Sink {
 public:
-    // group_max: messages per transaction (1 = one transaction per message).
+    // The URI's own options (source=, tx=, group=) are taken out before it reaches libpq.
     PostgresSink(const Uri& uri, std::string default_source, Millis timeout, Millis connect_timeout);
     ~PostgresSink() override;
     const char* kind() const override { return "postgresql"; }
@@ -65,7 +66,7 @@ private:
     std::string source_;
     Millis timeout_;
     Millis connect_timeout_;
-    size_t group_max_;
+    size_t group_max_;                // messages per transaction, from tx=/group= (1: one each)
     PGconn* conn_ = nullptr;
     bool has_inbox_failed_ = false;
     bool want_write_ = false;

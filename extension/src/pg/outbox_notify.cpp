@@ -44,7 +44,7 @@ struct Shared {
 
 Shared* shared = nullptr;
 bool preloaded = false;
-int notify_interval_ms = 5;
+int notify_interval_ms = 1;
 shmem_request_hook_type previous_request_hook = nullptr;
 shmem_startup_hook_type previous_startup_hook = nullptr;
 
@@ -206,8 +206,9 @@ void outbox_init() {
     outbox_define_gucs();
     DefineCustomIntVariable(
         "once.notify_interval", "Shortest time between two relay wake-ups (NOTIFY once_outbox).",
-        "Commits in between are coalesced into the next wake-up. Only with shared_preload_libraries.",
-        &notify_interval_ms, 5, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+        "The first commit after a quiet spell wakes relays at once; commits within this window after a wake-up "
+        "are coalesced into one at its end. Only with shared_preload_libraries.",
+        &notify_interval_ms, 1, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     RegisterXactCallback(xact_callback, nullptr);
     RegisterSubXactCallback(subxact_callback, nullptr);
     if (process_shared_preload_libraries_in_progress) {
@@ -242,7 +243,12 @@ extern "C" PGDLLEXPORT void once_outbox_notifier_main(Datum arg) {
     if (!mine) proc_exit(0);  // another notifier serves this database
     before_shmem_exit(worker_detach, PointerGetDatum(slot));
 
+    // Leading edge: the first commit after a quiet spell is notified at once; commits within
+    // once.notify_interval of the last NOTIFY are coalesced into one NOTIFY at the end of
+    // that window. The window is waited on the latch (not slept), so signals and shutdown are
+    // served during it.
     TimestampTz last_work = GetCurrentTimestamp();
+    TimestampTz last_notify = 0;
     for (;;) {
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
@@ -250,17 +256,21 @@ extern "C" PGDLLEXPORT void once_outbox_notifier_main(Datum arg) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
         }
-        if (pg_atomic_exchange_u32(&slot->pending, 0) != 0) {
-            StartTransactionCommand();
-            Async_Notify(kOutboxChannel, nullptr);
-            CommitTransactionCommand();
-            pg_atomic_fetch_add_u64(&slot->notifies, 1);
-            last_work = GetCurrentTimestamp();
-            if (notify_interval_ms > 0) pg_usleep(notify_interval_ms * 1000L);
-            continue;
-        }
         TimestampTz now = GetCurrentTimestamp();
-        if (now - last_work >= kIdleExitUs) {
+        long wait_ms = 500;
+        if (pg_atomic_read_u32(&slot->pending) != 0) {
+            TimestampTz window_end = last_notify + static_cast<int64>(notify_interval_ms) * 1000;
+            if (notify_interval_ms == 0 || now >= window_end) {
+                pg_atomic_write_u32(&slot->pending, 0);
+                StartTransactionCommand();
+                Async_Notify(kOutboxChannel, nullptr);
+                CommitTransactionCommand();
+                pg_atomic_fetch_add_u64(&slot->notifies, 1);
+                last_notify = last_work = GetCurrentTimestamp();
+                continue;
+            }
+            wait_ms = static_cast<long>((window_end - now + 999) / 1000);
+        } else if (now - last_work >= kIdleExitUs) {
             SpinLockAcquire(&shared->mutex);
             bool idle = slot->inflight == 0 && pg_atomic_read_u32(&slot->pending) == 0;
             if (idle) {
@@ -271,7 +281,7 @@ extern "C" PGDLLEXPORT void once_outbox_notifier_main(Datum arg) {
             if (idle) proc_exit(0);
             last_work = now;
         }
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 500, PG_WAIT_EXTENSION);
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait_ms, PG_WAIT_EXTENSION);
     }
 }
 

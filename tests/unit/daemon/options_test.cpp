@@ -132,6 +132,17 @@ TEST(Options, RestartOnlyChanges) {
     EXPECT_EQ(r[1], "sink");
 }
 
+TEST(Options, ReloadKeepsTheRunningRestartOnlySettings) {
+    Options running = parse({"--db", "x", "--sink", "stdout:", "--connect-timeout", "2s"});
+    Options fresh = parse({"--db", "y", "--sink", "stdout:", "--connect-timeout", "3s", "--batch", "7"});
+    auto changed = keep_restart_only(running, fresh);
+    EXPECT_EQ(changed, (std::vector<std::string>{"db", "connect-timeout"}));
+    EXPECT_EQ(fresh.db, "x");
+    EXPECT_EQ(fresh.connect_timeout, Millis(2000));
+    EXPECT_EQ(fresh.batch, 7);   // reloadable settings take the new value
+    EXPECT_TRUE(restart_only_changes(running, fresh).empty());
+}
+
 TEST(Options, SplitList) {
     EXPECT_EQ(split_list(" a.* , ,b.> ,"), (std::vector<std::string>{"a.*", "b.>"}));
     EXPECT_TRUE(split_list("").empty());

@@ -1,0 +1,65 @@
+'use strict';
+// The one place this service turns a PostgreSQL error into an HTTP status. The table is
+// README.md's SQLSTATE table (test/sqlstate.test.js checks every row of it against this file),
+// so a handler never compares error codes itself: it catches, calls httpStatusFor, answers.
+
+const STATUS_BY_SQLSTATE = Object.freeze({
+  ON001: 503, // library and SQL objects of different versions: run ALTER EXTENSION pg_once UPDATE
+  ON101: 400, // idempotency key or scope missing, empty, too long, control characters
+  ON102: 422, // idempotency key reused with a different request
+  ON103: 409, // idempotency key in progress in another request
+  ON104: 409, // key not held by this attempt (taken over, finished, expired)
+  ON105: 500, // once.run command is not one statement returning one value
+  ON201: 400, // invalid topic
+  ON202: 413, // payload too large
+  ON203: 400, // payload NULL or JSON null
+  ON204: 400, // headers not a JSON object
+  ON205: 400, // invalid message key
+  ON206: 400, // batch size / send_many arrays
+  ON207: 404, // nack of an unknown id
+  ON208: 400, // invalid relay name
+  ON209: 400, // invalid lease, retry_after or deliver_at
+  ON210: 400, // topic policy out of range
+  ON211: 400, // invalid ids array
+  ON301: 400, // invalid topic pattern
+  ON302: 400, // invalid inbox source
+  ON303: 400, // invalid inbox message id
+  ON304: 400, // invalid handler
+  ON305: 500, // a subscribed handler was dropped
+  ON401: 400, // invalid saga definition or name
+  ON402: 404, // saga or definition not found
+  ON403: 422, // reply names a step the saga lacks
+  ON404: 409, // saga id reused with another name or input
+  ON405: 409, // saga_retry / saga_abort in the wrong state
+  ON406: 400, // invalid saga reply
+  22023: 400, // invalid argument value
+  42501: 403, // the role lacks the pg_once role for this function
+  40001: 503, // serialization failure: retry the transaction
+  XX000: 500, // internal error
+});
+
+// Errors that are not pg_once's own but say "try again": a deadlock victim, a server that is
+// shutting down or out of connections, a lost connection.
+const RETRY_LATER_CLASSES = ['08', '53', '57'];
+
+// httpStatusFor(err) -> the HTTP status for an error thrown by node-postgres (err.code is the
+// SQLSTATE). Anything unknown, including errors that are not database errors, is a 500.
+function httpStatusFor(err) {
+  const code = err && typeof err.code === 'string' ? err.code : '';
+  if (Object.prototype.hasOwnProperty.call(STATUS_BY_SQLSTATE, code)) return STATUS_BY_SQLSTATE[code];
+  if (code === '40P01') return 503;
+  if (code.length === 5 && RETRY_LATER_CLASSES.includes(code.slice(0, 2))) return 503;
+  return 500;
+}
+
+// The JSON body of an error response: the message and hint PostgreSQL sent, and the SQLSTATE
+// so a client can tell ON102 (your bug) from 40001 (retry). Internal errors say nothing more.
+function errorBody(err) {
+  const status = httpStatusFor(err);
+  if (status >= 500 && status !== 503) return { error: 'internal error' };
+  const body = { error: err.message, sqlstate: err.code };
+  if (err.hint) body.hint = err.hint;
+  return body;
+}
+
+module.exports = { httpStatusFor, errorBody, STATUS_BY_SQLSTATE };

@@ -1,0 +1,42 @@
+-- After ALTER EXTENSION pg_once UPDATE: the data written by the old version still works.
+-- Each line prints "ok - what" or "not ok - what"; run.sh counts them.
+\pset format unaligned
+\pset tuples_only on
+SELECT CASE WHEN r.replayed AND r.response = '{"charged": 5}' THEN 'ok' ELSE 'not ok' END
+       || ' - a once.run result stored by the old version replays'
+  FROM once.run('payments', 'done-run', '{"amount": 5}', 'SELECT ''{}''::jsonb') r;
+SELECT CASE WHEN a.state = 'replay' AND a.response = '{"charge": "ch_7"}' THEN 'ok' ELSE 'not ok' END
+       || ' - a completed key replays its response'
+  FROM once.key_acquire('payments', 'done-key', '{"amount": 7}') a;
+SELECT CASE WHEN a.state = 'busy' THEN 'ok' ELSE 'not ok' END || ' - a key in progress is still busy'
+  FROM once.key_acquire('payments', 'open-key', '{"amount": 9}') a;
+SELECT once.key_complete('payments', 'open-key', '{"charge": "ch_9"}', 200, 1);
+SELECT CASE WHEN a.state = 'replay' AND a.response = '{"charge": "ch_9"}' THEN 'ok' ELSE 'not ok' END
+       || ' - the old holder completes its key (attempt 1) after the update'
+  FROM once.key_acquire('payments', 'open-key', '{"amount": 9}') a;
+
+SELECT CASE WHEN once.ack('relay-a', array_agg(id)) = 1 THEN 'ok' ELSE 'not ok' END
+       || ' - the message in flight since before the update acks'
+  FROM once.outbox WHERE topic = 'order.created';
+SELECT CASE WHEN array_agg(topic ORDER BY topic) = '{order.paid,stock.changed}' THEN 'ok' ELSE 'not ok' END
+       || ' - the next message of the key and the ready message are claimed; the delayed one waits'
+  FROM once.claim('relay-b', 10, '1 minute', ARRAY['order.paid', 'stock.changed', 'report.due']);
+SELECT CASE WHEN once.redrive(array_agg(id)) = 1 THEN 'ok' ELSE 'not ok' END
+       || ' - the dead letter redrives'
+  FROM once.dead_letters;
+SELECT CASE WHEN count(*) = 1 THEN 'ok' ELSE 'not ok' END || ' - the redriven message is claimed'
+  FROM once.claim('relay-b', 10, '1 minute', ARRAY['mail.send']);
+
+SELECT CASE WHEN NOT once.receive('shop', 'm-1', 'order.created') THEN 'ok' ELSE 'not ok' END
+       || ' - a message received before the update is a duplicate';
+SELECT CASE WHEN once.deliver('shop', 'm-2', 'order.created', '{"n": 1}') = 'duplicate' THEN 'ok' ELSE 'not ok' END
+       || ' - a message delivered before the update is a duplicate';
+SELECT once.deliver('shop', 'm-4', 'order.created', '{"n": 4}') AS delivered \gset
+SELECT CASE WHEN :'delivered' = 'processed' AND (SELECT count(*) FROM app.handled) = 2 THEN 'ok' ELSE 'not ok' END
+       || ' - the old subscription still routes new messages to its handler';
+
+SELECT once.saga_reply('order-77', 'reserve', 'succeeded', '{"reservation": "r1"}', 'reply-1');
+SELECT once.saga_reply('order-77', 'pay', 'succeeded', '{"charge": "c1"}', 'reply-2');
+SELECT CASE WHEN status = 'completed' THEN 'ok' ELSE 'not ok - status ' || status END
+       || ' - the saga started before the update finishes'
+  FROM once.sagas WHERE saga_id = 'order-77';
