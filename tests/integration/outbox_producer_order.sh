@@ -9,7 +9,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib/cluster.sh"
-once_cluster_start fsync=off track_commit_timestamp=on
+once_cluster_start fsync=off track_commit_timestamp=on max_prepared_transactions=2 shared_preload_libraries=pg_once
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-producer-order.XXXXXX")
 pids=()
 cleanup() {
@@ -123,4 +123,23 @@ check "producers overtook each other (commit order differed from send order)" "t
         SELECT key, (payload->>'x')::bigint AS x, seq,
                lag((payload->>'x')::bigint) OVER (PARTITION BY key ORDER BY seq) AS px
           FROM got WHERE payload ? 'p') s WHERE px IS NOT NULL AND px > x"
+
+# Two-phase commit (pg_once preloaded: no NOTIFY in the transaction) runs the same pre-commit step: the prepared transaction keeps the key's
+# lock, so a producer of the key committing meanwhile (lock_timeout: it must wait) comes after.
+psql -qX -v ON_ERROR_STOP=1 -d postgres >/dev/null <<'SQL'
+BEGIN;
+SELECT once.send('t.2pc', '{"n": "prepared"}', key => 'q');
+PREPARE TRANSACTION 'outbox_2pc';
+SQL
+later=$(psql -qX -v ON_ERROR_STOP=1 -d postgres -c "SET lock_timeout = '200ms'" \
+            -c "SELECT once.send('t.2pc', '{\"n\": \"later\"}', key => 'q')" 2>&1 >/dev/null || true)
+if [[ "$later" == *"lock timeout"* ]]; then
+    echo "ok - a producer of the key waits for the prepared transaction (its commit timed out)"
+else
+    echo "not ok - a producer of the key waits for the prepared transaction"; fail=1
+fi
+psql -qX -v ON_ERROR_STOP=1 -d postgres -c "COMMIT PREPARED 'outbox_2pc'" >/dev/null
+psql -qX -v ON_ERROR_STOP=1 -d postgres -c "SELECT once.send('t.2pc', '{\"n\": \"after\"}', key => 'q')" >/dev/null
+check "after COMMIT PREPARED the prepared message comes first" "prepared" \
+    "SELECT string_agg(payload->>'n', ',') FROM once.claim('r2pc', 10, topics => '{t.2pc}')"
 exit $fail

@@ -72,7 +72,9 @@ Datum uuid_array(const std::vector<Uuid>& ids) {
 // The greatest key_seq of `key` committed by other transactions, as of now: a fresh snapshot
 // (also under REPEATABLE READ) whose command id hides this transaction's own inserts.
 std::optional<Uuid> last_committed_key_seq(const std::string& key, Snapshot others) {
-    Datum values[] = {PointerGetDatum(cstring_to_text_with_len(key.data(), static_cast<int>(key.size())))};
+    Datum values[] = {pg_call([&] {
+        return PointerGetDatum(cstring_to_text_with_len(key.data(), static_cast<int>(key.size())));
+    })};
     uint64 n;
     {
         AsExtensionOwner owner;
