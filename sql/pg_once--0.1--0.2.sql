@@ -66,3 +66,67 @@ BEGIN
     RETURN n;
 END
 $$;
+
+-- ---------------------------------------------------------------------------------------
+-- Security (issue 11, finding 3): idempotency keys belong to the role that stored them.
+-- Keys stored by 0.1 have no owner (NULL) and stay usable by every producer, as they were,
+-- until they expire (README "Who may use a key").
+ALTER TABLE once.keys ADD COLUMN owner oid;
+
+-- ---------------------------------------------------------------------------------------
+-- Security (issue 11, finding 8): once.saga_retention is a registered PGC_SUSET setting,
+-- read through a C function so that the library (and the setting) is loaded before use.
+-- once.saga_retention (a registered PGC_SUSET setting, at least 1 minute, default 7 days).
+-- A C function: calling it loads the library, which registers the setting before it is read.
+CREATE FUNCTION once._saga_retention() RETURNS interval
+AS 'MODULE_PATHNAME', 'once_saga_retention' LANGUAGE C STABLE;
+REVOKE ALL ON FUNCTION once._saga_retention() FROM PUBLIC;
+
+-- Finished sagas (completed/compensated) older than once.saga_retention (default 7 days).
+CREATE OR REPLACE FUNCTION once.purge_sagas(max_rows integer) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    retention interval := once._saga_retention();  -- the registered setting (settings.cpp)
+    ids text[];
+BEGIN
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RETURN 0;
+    END IF;
+    SELECT array_agg(s.saga_id) INTO ids FROM (
+        SELECT s.saga_id FROM once.saga_instances s
+         WHERE s.finished_at < now() - retention
+         LIMIT max_rows FOR UPDATE SKIP LOCKED) s;
+    IF ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    DELETE FROM once.saga_transitions t WHERE t.saga_id = ANY (ids);
+    DELETE FROM once.saga_replies r WHERE r.saga_id = ANY (ids);
+    DELETE FROM once.saga_instances s WHERE s.saga_id = ANY (ids);
+    RETURN cardinality(ids);
+END
+$$;
+
+-- ---------------------------------------------------------------------------------------
+-- Security (issue 11, finding 5): once.blocked_keys also shows keys held back by a delayed
+-- message (columns reason, held_message_id, held_until appended).
+-- A key is blocked by its oldest message when that one is dead, or when it is delayed
+-- (deliver_at in the future, never delivered) and others wait behind it: one producer's
+-- delayed message holds back another's later ones of the same key, and that must show
+-- (issue 11, finding 5). reason, held_message_id and held_until came in 0.2 (appended).
+CREATE OR REPLACE VIEW once.blocked_keys AS
+SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_message_id,
+       h.dead_at, h.last_error, h.waiting,
+       CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
+       h.id AS held_message_id,
+       CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until
+  FROM (SELECT d.key, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
+               (SELECT pg_catalog.count(*) FROM once.outbox w
+                 WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
+          FROM once.outbox d
+         WHERE d.key IS NOT NULL
+           AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
+           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) h
+ WHERE h.dead_at IS NOT NULL OR h.waiting > 0;
+COMMENT ON VIEW once.blocked_keys IS
+    'Ordering keys held back by their oldest message: dead (redrive or discard it) or delayed with messages waiting behind it';

@@ -14,6 +14,9 @@ CREATE TABLE once.keys (
     locked_until   timestamptz,            -- lease end while in_progress
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     expires_at     timestamptz NOT NULL,
+    -- The role that stored the key (0.2): only it, and roles with its privileges, may use the
+    -- key (README "Who may use a key"). NULL: stored by 0.1, shared until it expires.
+    owner          oid,
     PRIMARY KEY (scope, key)
 );
 COMMENT ON TABLE once.keys IS 'Idempotency keys and their stored responses; an expired row is treated as absent';

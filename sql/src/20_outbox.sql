@@ -210,15 +210,26 @@ REVOKE ALL ON TABLE once.dead_letters FROM PUBLIC;
 GRANT SELECT ON TABLE once.dead_letters TO once_admin, once_relay;
 
 -- Keys whose oldest message is dead: the messages behind it wait (per-key order is kept).
+-- A key is blocked by its oldest message when that one is dead, or when it is delayed
+-- (deliver_at in the future, never delivered) and others wait behind it: one producer's
+-- delayed message holds back another's later ones of the same key, and that must show
+-- (issue 11, finding 5). reason, held_message_id and held_until came in 0.2 (appended).
 CREATE VIEW once.blocked_keys AS
-SELECT d.key, d.topic, d.id AS dead_message_id, d.dead_at, d.last_error,
-       (SELECT pg_catalog.count(*) FROM once.outbox w
-         WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
-  FROM once.outbox d
- WHERE d.dead_at IS NOT NULL AND d.key IS NOT NULL
-   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq);
+SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_message_id,
+       h.dead_at, h.last_error, h.waiting,
+       CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
+       h.id AS held_message_id,
+       CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until
+  FROM (SELECT d.key, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
+               (SELECT pg_catalog.count(*) FROM once.outbox w
+                 WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
+          FROM once.outbox d
+         WHERE d.key IS NOT NULL
+           AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
+           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) h
+ WHERE h.dead_at IS NOT NULL OR h.waiting > 0;
 COMMENT ON VIEW once.blocked_keys IS
-    'Ordering keys held back by a dead message: redrive or discard it to release the key';
+    'Ordering keys held back by their oldest message: dead (redrive or discard it) or delayed with messages waiting behind it';
 REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
 GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
 

@@ -427,12 +427,18 @@ END
 $$;
 COMMENT ON FUNCTION once.saga_diagram(text) IS 'Mermaid state diagram of the latest version of a saga definition';
 
+-- once.saga_retention (a registered PGC_SUSET setting, at least 1 minute, default 7 days).
+-- A C function: calling it loads the library, which registers the setting before it is read.
+CREATE FUNCTION once._saga_retention() RETURNS interval
+AS 'MODULE_PATHNAME', 'once_saga_retention' LANGUAGE C STABLE;
+REVOKE ALL ON FUNCTION once._saga_retention() FROM PUBLIC;
+
 -- Finished sagas (completed/compensated) older than once.saga_retention (default 7 days).
 CREATE FUNCTION once.purge_sagas(max_rows integer) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    retention interval := coalesce(nullif(current_setting('once.saga_retention', true), '')::interval, '7 days');
+    retention interval := once._saga_retention();  -- the registered setting (settings.cpp)
     ids text[];
 BEGIN
     IF max_rows IS NULL OR max_rows < 1 THEN

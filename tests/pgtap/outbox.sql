@@ -29,8 +29,9 @@ SELECT is((SELECT count(*) FROM once.outbox WHERE topic = 't.rolled'), 0::bigint
 
 SELECT is(once.send('t.x', '{"v": 1}', message_id => '11111111-1111-4111-8111-111111111111'),
     '11111111-1111-4111-8111-111111111111'::uuid, 'an explicit message_id is used as the id');
-SELECT is(once.send('t.x', '{"v": 2}', message_id => '11111111-1111-4111-8111-111111111111'),
+SELECT is(once.send('t.x', '{"v": 1}', message_id => '11111111-1111-4111-8111-111111111111'),
     '11111111-1111-4111-8111-111111111111'::uuid, 'a repeated message_id returns the same id');
+-- (with another payload it is ON212: tests/pgtap/outbox_message_id.sql)
 SELECT is((SELECT count(*) FROM once.outbox WHERE id = '11111111-1111-4111-8111-111111111111'), 1::bigint,
     'a repeated message_id writes no second message');
 SELECT is((SELECT payload FROM once.outbox WHERE id = '11111111-1111-4111-8111-111111111111'), '{"v": 1}'::jsonb,

@@ -1,4 +1,5 @@
--- Orchestrated sagas: every rule of DESIGN.md "Sagas" and issue 6, with the CampusCafe order.
+-- Orchestrated sagas: definitions, start, replies, compensation in reverse order, the pivot,
+-- retriable steps, timeouts, retry/abort and the history, played through the CampusCafe order.
 -- Time-dependent rules (timeouts, backoff) are tested by moving the stored deadline back.
 BEGIN;
 SELECT plan(105);

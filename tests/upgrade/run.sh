@@ -102,6 +102,18 @@ once_cluster_start fsync=off shared_preload_libraries=pg_once
 psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE fresh" -c "\\c fresh" \
     -c "CREATE EXTENSION pg_once" >/dev/null
 
+# The new library can install an old version (its script may call pg_once's functions), then
+# refuses to serve it until the update.
+for v in $versions; do
+    db="new_lib_${v//./_}"
+    psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $db" >/dev/null
+    check "the new library installs $v" psql -qX -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION pg_once VERSION '$v'"
+    check "... refuses to serve $v (ON001)" grep -q "ALTER EXTENSION pg_once UPDATE" \
+        <<<"$(psql -qtAX -d "$db" -c "SELECT once.send('x.y', '{}')" 2>&1 || true)"
+    check "... and serves it after the update" psql -qX -v ON_ERROR_STOP=1 -d "$db" \
+        -c "ALTER EXTENSION pg_once UPDATE" -c "SELECT once.send('x.y', '{}')" >/dev/null
+done
+
 # Every upgrade script in the tree is reachable (no orphan scripts with typos in their names).
 for script in "$ONCE_SOURCE_DIR"/sql/pg_once--*--*.sql; do
     [ -e "$script" ] || continue

@@ -12,7 +12,9 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // Appends a number (valid JSON number syntax) as an exact decimal: digits with the decimal
 // point placed by the exponent, so 1.50, 15e-1 and 1.5 all become 1.5. Exponents are bounded
 // to keep the output small; beyond that the normalised scientific form is used.
-void append_exact_decimal(std::string& out, std::string_view number) {
+}  // namespace
+
+void append_canonical_number(std::string& out, std::string_view number) {
     size_t pos = 0;
     auto peek = [&] { return pos < number.size() ? number[pos] : '\0'; };
     bool negative = false;
@@ -64,6 +66,8 @@ void append_exact_decimal(std::string& out, std::string_view number) {
     }
 }
 
+namespace {
+
 void append_canonical(std::string& out, const Json& j) {
     switch (j.type()) {
         case Json::Type::object: {
@@ -95,7 +99,7 @@ void append_canonical(std::string& out, const Json& j) {
         }
         case Json::Type::number:
             // canonical_json serialises parsed documents only: every number has its source text.
-            append_exact_decimal(out, j.number_text());
+            append_canonical_number(out, j.number_text());
             break;
         case Json::Type::string: append_json_string(out, j.as_string()); break;
         case Json::Type::boolean: out += j.as_bool() ? "true" : "false"; break;

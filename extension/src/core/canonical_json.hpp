@@ -25,4 +25,9 @@ namespace once {
 // Throws once::Error(ErrorCode::invalid_json) for text that is not a single JSON value.
 std::string canonical_json(std::string_view json_text);
 
+// Appends the canonical form of a number given in valid JSON number syntax (e.g. PostgreSQL's
+// numeric_out): the building block for serialisers that walk another representation, like
+// the request fingerprint that walks jsonb (extension/src/pg/fingerprint.cpp).
+void append_canonical_number(std::string& out, std::string_view number);
+
 }  // namespace once

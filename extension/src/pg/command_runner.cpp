@@ -13,10 +13,46 @@ namespace {
 // Bounded: a backend that sees many distinct command texts must not grow without limit.
 constexpr size_t kMaxCachedCommands = 256;
 
-std::unordered_map<std::string, SPIPlanPtr>& command_plans() {
-    static std::unordered_map<std::string, SPIPlanPtr> plans;
+// A cached plan and how many executions of it are on the stack right now. A command may call
+// once.run itself (nested, e.g. LATERAL once.run(...)), and the inner call may fill the cache:
+// a plan that is executing must never be freed (issue 11, finding 1: SPI_freeplan of a
+// running plan was a use after free). Eviction therefore skips running plans; the cache may
+// exceed its bound while nested calls run and shrinks again at the next call that evicts.
+struct CachedCommand {
+    SPIPlanPtr plan = nullptr;
+    int running = 0;
+};
+
+// Node-based: a CachedCommand keeps its address while other entries are added or erased.
+std::unordered_map<std::string, CachedCommand>& command_plans() {
+    static std::unordered_map<std::string, CachedCommand> plans;
     return plans;
 }
+
+void evict_idle_plans() {
+    auto& plans = command_plans();
+    for (auto it = plans.begin(); it != plans.end();) {
+        if (it->second.running > 0) {
+            ++it;
+            continue;
+        }
+        SPIPlanPtr plan = it->second.plan;
+        it = plans.erase(it);
+        pg_call([&] { SPI_freeplan(plan); });
+    }
+}
+
+// Marks a cached plan as executing for its lifetime (also when the execution throws).
+class RunningPlan {
+public:
+    explicit RunningPlan(CachedCommand& entry) : entry_(entry) { ++entry_.running; }
+    ~RunningPlan() { --entry_.running; }
+    RunningPlan(const RunningPlan&) = delete;
+    RunningPlan& operator=(const RunningPlan&) = delete;
+
+private:
+    CachedCommand& entry_;
+};
 
 [[noreturn]] void bad_shape(const std::string& what) {
     throw Error(ErrorCode::invalid_command_result, "once.run command " + what,
@@ -70,21 +106,20 @@ bool run_command(text* command, Jsonb* request, Datum* value) {
     auto& plans = command_plans();
     const std::string cache_key = std::to_string(GetUserId()) + ':' + sql;
     auto found = plans.find(cache_key);
-    SPIPlanPtr plan;
-    if (found != plans.end()) {
-        plan = found->second;
-    } else {
-        if (plans.size() >= kMaxCachedCommands) {
-            for (auto& entry : plans) pg_call([&] { SPI_freeplan(entry.second); });
-            plans.clear();
-        }
-        plan = prepare_command(sql);
-        plans.emplace(cache_key, plan);
+    if (found == plans.end()) {
+        if (plans.size() >= kMaxCachedCommands) evict_idle_plans();
+        SPIPlanPtr plan = prepare_command(sql);
+        found = plans.emplace(cache_key, CachedCommand{plan, 0}).first;
     }
+    CachedCommand& entry = found->second;
 
     Datum arguments[1] = {PointerGetDatum(request)};
     const char nulls[1] = {request ? ' ' : 'n'};
-    int rc = pg_call([&] { return SPI_execute_plan(plan, arguments, nulls, false, 0); });
+    int rc;
+    {
+        RunningPlan running(entry);
+        rc = pg_call([&] { return SPI_execute_plan(entry.plan, arguments, nulls, false, 0); });
+    }
     if (rc < 0)
         throw Error(ErrorCode::internal, "once.run command failed", SPI_result_code_string(rc));
     if (SPI_processed != 1)

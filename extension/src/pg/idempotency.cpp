@@ -1,29 +1,32 @@
 // Idempotency keys: once.run (in-transaction) and once.key_acquire / key_checkpoint /
 // key_complete / key_release (across transactions, for work with outside side effects).
 //
-// Concurrency: every function first takes a transaction-scoped advisory lock on
-// hash(scope, key) in pg_once's own lock class, then reads the row. A second caller with the
+// Concurrency: every function first takes a transaction-scoped lock on hash(scope, key)
+// (locks.hpp: an advisory lock tag SQL's pg_advisory_lock cannot reach), then reads the row. A second caller with the
 // same key therefore waits for the first transaction and, under READ COMMITTED, sees its
 // outcome: the stored response if it committed, nothing if it rolled back. Under REPEATABLE
 // READ the final INSERT ... ON CONFLICT reports a serialization failure instead of running
 // the command twice. The lock costs no WAL and no extra row version, unlike claiming the key
 // with an INSERT and updating it with the response afterwards.
+//
+// Ownership: a key belongs to the role that stored it (column owner); see may_use().
 #include "../core/error.hpp"
 #include "../core/key_validation.hpp"
-#include "../core/names.hpp"
 #include "command_runner.hpp"
 #include "fingerprint.hpp"
 #include "guard.hpp"
+#include "locks.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
+
+extern "C" {
+#include "utils/acl.h"
+}
 
 #include <string>
 
 namespace once::pg {
 namespace {
-
-// Advisory lock class: kIdempotencyLockClass (core/names.hpp).
-constexpr int32 kLockClass = kIdempotencyLockClass;
 
 struct KeyArgs {
     text* scope;
@@ -39,14 +42,14 @@ KeyArgs key_args(FunctionCallInfo fcinfo) {
 }
 
 void lock_key(const KeyArgs& args) {
-    pg_call([&] {
+    uint32 hash = pg_call([&] {
         uint32 scope_hash = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(args.scope)),
                                        static_cast<int>(VARSIZE_ANY_EXHDR(args.scope)));
         uint32 key_hash = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(args.key)),
                                      static_cast<int>(VARSIZE_ANY_EXHDR(args.key)));
-        DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(kLockClass),
-                            Int32GetDatum(static_cast<int32>(hash_combine(scope_hash, key_hash))));
+        return hash_combine(scope_hash, key_hash);
     });
+    lock_transaction(LockClass::idempotency_key, hash);  // unreachable from SQL (locks.hpp)
 }
 
 // A positive interval, or an error naming the argument.
@@ -110,6 +113,7 @@ struct KeyRow {
     bool has_response = false, has_status = false, has_recovery_point = false, has_checkpoint = false;
     Datum response = 0, status = 0, recovery_point = 0, checkpoint = 0;
     int32 attempt = 0;
+    Oid owner = InvalidOid;  // InvalidOid: a key stored by 0.1, shared until it expires
 };
 
 // Reads the key's row with a direct probe of the primary key index: no SPI, no executor, no
@@ -158,10 +162,14 @@ KeyRow lookup(const KeyArgs& args, bytea* fingerprint) {
             };
             bool isnull;
             row.found = true;
-            bytea* stored = DatumGetByteaPP(column("fingerprint", &isnull));
-            row.fingerprint_matches =
-                VARSIZE_ANY_EXHDR(stored) == VARSIZE_ANY_EXHDR(fingerprint) &&
-                memcmp(VARDATA_ANY(stored), VARDATA_ANY(fingerprint), VARSIZE_ANY_EXHDR(fingerprint)) == 0;
+            if (fingerprint != nullptr) {
+                bytea* stored = DatumGetByteaPP(column("fingerprint", &isnull));
+                row.fingerprint_matches =
+                    VARSIZE_ANY_EXHDR(stored) == VARSIZE_ANY_EXHDR(fingerprint) &&
+                    memcmp(VARDATA_ANY(stored), VARDATA_ANY(fingerprint), VARSIZE_ANY_EXHDR(fingerprint)) == 0;
+            }
+            Datum owner = column("owner", &isnull);
+            row.owner = isnull ? InvalidOid : DatumGetObjectId(owner);
             text* state = DatumGetTextPP(column("state", &isnull));
             row.done = VARSIZE_ANY_EXHDR(state) == 4 && memcmp(VARDATA_ANY(state), "done", 4) == 0;
             row.has_response = copied("response", &row.response);
@@ -181,6 +189,24 @@ KeyRow lookup(const KeyArgs& args, bytea* fingerprint) {
         table_close(table, NoLock);  // locks are kept to the end of the transaction, as usual
     });
     return row;
+}
+
+// Keys belong to the role that stored them (issue 11, finding 3): the creating role, and roles
+// that have its privileges (members of it with INHERIT, superusers), may use a key; any other
+// role gets ON106 and never the stored response. Sharing on purpose = a common group role the
+// callers SET ROLE to, or membership in the creating role (README "Who may use a key").
+bool may_use(const KeyRow& row) {
+    if (!OidIsValid(row.owner)) return true;  // stored by 0.1: shared until it expires
+    Oid user = GetUserId();
+    return row.owner == user || pg_call([&] { return has_privs_of_role(user, row.owner); });
+}
+
+void check_owner(const KeyRow& row) {
+    if (row.found && !may_use(row))
+        throw Error(ErrorCode::key_of_other_role, "idempotency key belongs to another role",
+                    "The key was stored by a role whose privileges the current role does not have.",
+                    "Use keys of your own (e.g. a scope per service), or let the roles share keys "
+                    "on purpose through a common group role (see README \"Who may use a key\").");
 }
 
 [[noreturn]] void throw_mismatch() {
@@ -214,21 +240,23 @@ struct RunOutcome {
 };
 
 SavedPlan store_result_plan(
-    "INSERT INTO once.keys AS k (scope, key, fingerprint, state, response, status, expires_at)"
-    " VALUES ($1, $2, $3, 'done', $4, 200, pg_catalog.now() OPERATOR(pg_catalog.+) $5)"
+    "INSERT INTO once.keys AS k (scope, key, fingerprint, state, response, status, expires_at, owner)"
+    " VALUES ($1, $2, $3, 'done', $4, 200, pg_catalog.now() OPERATOR(pg_catalog.+) $5, $6)"
     " ON CONFLICT (scope, key) DO UPDATE"
     "   SET fingerprint = excluded.fingerprint, state = 'done', response = excluded.response,"
+    "       owner = excluded.owner,"
     "       status = 200, recovery_point = NULL, checkpoint = NULL, attempt = 1, lease = NULL,"
     "       locked_until = NULL, created_at = pg_catalog.now(), expires_at = excluded.expires_at"
     " WHERE k.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()"
     "    OR k.locked_until OPERATOR(pg_catalog.<=) pg_catalog.now()",
-    {TEXTOID, TEXTOID, BYTEAOID, JSONBOID, INTERVALOID});
+    {TEXTOID, TEXTOID, BYTEAOID, JSONBOID, INTERVALOID, OIDOID});
 
 RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval* ttl) {
     bytea* fingerprint = request_fingerprint(request);
     lock_key(args);
     KeyRow row = lookup(args, fingerprint);
     if (row.found && !row.expired) {
+        check_owner(row);
         if (!row.fingerprint_matches) throw_mismatch();
         if (row.done) return {true, row.has_response, row.response};
         if (row.lease_active) throw_busy(row.attempt);
@@ -238,10 +266,12 @@ RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval
     SpiSession spi;
     RunOutcome outcome;
     Datum response = 0;
+    const Oid caller = GetUserId();
     outcome.has_response = run_command(command, request, &response);  // as the caller
     Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
-                      PointerGetDatum(fingerprint), response, IntervalPGetDatum(ttl)};
-    const char nulls[] = {' ', ' ', ' ', outcome.has_response ? ' ' : 'n', ' '};
+                      PointerGetDatum(fingerprint), response, IntervalPGetDatum(ttl),
+                      ObjectIdGetDatum(caller)};
+    const char nulls[] = {' ', ' ', ' ', outcome.has_response ? ' ' : 'n', ' ', ' '};
     uint64 stored;
     {
         AsExtensionOwner owner;
@@ -257,16 +287,17 @@ RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval
 // ------------------------------------------------------------------------- once.key_acquire
 
 SavedPlan acquire_plan(
-    "INSERT INTO once.keys AS k (scope, key, fingerprint, state, attempt, lease, locked_until, expires_at)"
+    "INSERT INTO once.keys AS k (scope, key, fingerprint, state, attempt, lease, locked_until, expires_at, owner)"
     " VALUES ($1, $2, $3, 'in_progress', 1, $4, pg_catalog.now() OPERATOR(pg_catalog.+) $4,"
-    "         pg_catalog.now() OPERATOR(pg_catalog.+) $5)"
+    "         pg_catalog.now() OPERATOR(pg_catalog.+) $5, $6)"
     " ON CONFLICT (scope, key) DO UPDATE"
     "   SET fingerprint = excluded.fingerprint, state = 'in_progress', response = NULL,"
+    "       owner = excluded.owner,"
     "       status = NULL, recovery_point = NULL, checkpoint = NULL, attempt = 1,"
     "       lease = excluded.lease, locked_until = excluded.locked_until,"
     "       created_at = pg_catalog.now(), expires_at = excluded.expires_at"
     " WHERE k.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()",
-    {TEXTOID, TEXTOID, BYTEAOID, INTERVALOID, INTERVALOID});
+    {TEXTOID, TEXTOID, BYTEAOID, INTERVALOID, INTERVALOID, OIDOID});
 
 SavedPlan takeover_plan(
     "UPDATE once.keys"
@@ -313,11 +344,12 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
         bytea* fingerprint = request_fingerprint(request);
         lock_key(args);
         KeyRow row = lookup(args, fingerprint);
+        if (!row.expired) check_owner(row);
         SpiSession spi;
         if (!row.found || row.expired) {
             Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
                               PointerGetDatum(fingerprint), IntervalPGetDatum(lease),
-                              IntervalPGetDatum(ttl)};
+                              IntervalPGetDatum(ttl), ObjectIdGetDatum(GetUserId())};
             AsExtensionOwner owner;
             if (acquire_plan.execute(values, nullptr) != 1)
                 throw Error(ErrorCode::internal, "could not insert the idempotency key");
@@ -381,8 +413,11 @@ SavedPlan release_plan(
     "   AND ($3::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $3)",
     {TEXTOID, TEXTOID, INT4OID});
 
+// Checkpoint, complete and release change a key only for a role that may use it: the attempt
+// number is optional, so without this check any producer could finish or drop another's key.
 uint64 execute_locked(const KeyArgs& args, SavedPlan& plan, const Datum* values, const char* nulls) {
     lock_key(args);
+    check_owner(lookup(args, nullptr));
     SpiSession spi;
     AsExtensionOwner owner;
     return plan.execute(values, nulls);

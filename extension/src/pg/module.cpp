@@ -3,6 +3,7 @@
 
 #include "outbox_key_order.hpp"
 #include "outbox_notify.hpp"
+#include "settings.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -11,5 +12,6 @@ void _PG_init(void);
 void _PG_init(void) {
     once::pg::outbox_init();  // GUCs once.*payload*/notify*, commit callback, notifier shmem
     once::pg::outbox_key_order_init();  // per-key order stamped at commit
+    once::pg::settings_init();  // GUC once.saga_retention
 }
 }

@@ -199,6 +199,17 @@ SavedPlan insert_explicit_plan(
     " ON CONFLICT (id) DO NOTHING",
     {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
 
+// A repeated explicit message_id is a no-op only for the same message (issue 11, finding 6):
+// 0.1 skipped any repeat silently, so a producer could pre-empt another's id with its own
+// topic and payload. (pg_catalog operators only: no IS DISTINCT FROM, which looks up "=".)
+SavedPlan same_message_plan(
+    "SELECT o.topic OPERATOR(pg_catalog.=) $2"
+    "   AND COALESCE(o.key OPERATOR(pg_catalog.=) $3, o.key IS NULL AND $3 IS NULL)"
+    "   AND o.payload OPERATOR(pg_catalog.=) $4"
+    "   AND COALESCE(o.headers OPERATOR(pg_catalog.=) $5, o.headers IS NULL AND $5 IS NULL)"
+    "  FROM once.outbox o WHERE o.id OPERATOR(pg_catalog.=) $1",
+    {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID});
+
 SavedPlan insert_many_plan(
     "INSERT INTO once.outbox (id, topic, key, key_seq, payload, visible_at)"
     " SELECT u.id, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
@@ -268,6 +279,22 @@ ONCE_SQL_FUNCTION(once_send) {
     {
         AsExtensionOwner owner;
         inserted = (explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
+    }
+    if (explicit_id && inserted == 0) {
+        Datum same_values[] = {id, PointerGetDatum(topic), PointerGetDatum(key), PointerGetDatum(payload),
+                               PointerGetDatum(headers)};
+        const char same_nulls[] = {' ', ' ', key ? ' ' : 'n', ' ', headers ? ' ' : 'n'};
+        uint64 found;
+        {
+            AsExtensionOwner owner;
+            found = same_message_plan.execute(same_values, same_nulls, 1);
+        }
+        Datum same;
+        if (found == 1 && spi_value(0, 1, &same) && !DatumGetBool(same))
+            throw Error(ErrorCode::message_id_conflict, "message_id was already used for another message",
+                        "The outbox holds a message with this id and another topic, key, payload or headers.",
+                        "Derive message ids from everything that identifies the message, or let "
+                        "once.send choose the id (pass no message_id).");
     }
     if (inserted == 1) {
         if (key != nullptr) outbox_key_order_sent(key, to_uuid(id), generated);

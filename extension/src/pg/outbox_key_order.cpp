@@ -1,9 +1,9 @@
 // Per-key order decided at commit; the mechanism and why: outbox_key_order.hpp, docs/outbox.md.
 #include "outbox_key_order.hpp"
 
-#include "../core/names.hpp"
 #include "../core/outbox_policy.hpp"
 #include "guard.hpp"
+#include "locks.hpp"
 #include "spi.hpp"
 
 #include <algorithm>
@@ -33,13 +33,8 @@ uint32 key_hash(std::string_view key) {
 }
 
 // The one place an outbox key lock is taken (transaction-scoped, released after the commit
-// is visible).
-void lock_key_hash(uint32 h) {
-    pg_call([&] {
-        DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(kOutboxKeyLockClass),
-                            Int32GetDatum(static_cast<int32>(h)));
-    });
-}
+// is visible; a lock tag SQL cannot reach: locks.hpp).
+void lock_key_hash(uint32 h) { lock_transaction(LockClass::outbox_key, h); }
 
 SavedPlan last_key_seq_plan(
     "SELECT o.key_seq FROM once.outbox o"

@@ -79,12 +79,15 @@ void startup_shmem() {
 }
 
 // Caller holds the mutex.
-Slot* find_slot(Oid dboid, bool allocate) {
+Slot* find_slot(Oid dboid, bool allocate, TimestampTz now) {
     Slot* free_slot = nullptr;
     for (Slot& s : shared->slots) {
         if (s.dboid == dboid) return &s;
+        // A slot whose worker never started (the postmaster could not fork it) is free
+        // again once the start timed out.
+        const bool stale_start = s.starting && now - s.starting_since > kStartTimeoutUs;
         if (!free_slot && (s.dboid == InvalidOid ||
-                           (s.worker_pid == 0 && s.inflight == 0 && !s.starting)))
+                           (s.worker_pid == 0 && s.inflight == 0 && (!s.starting || stale_start))))
             free_slot = &s;
     }
     if (!allocate || !free_slot) return nullptr;
@@ -151,12 +154,20 @@ void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, vo
     if (event == SUBXACT_EVENT_ABORT_SUB && counted_slot == nullptr) sent_in_xact = false;
 }
 
-void worker_detach(int, Datum arg) {
-    Slot* slot = reinterpret_cast<Slot*>(DatumGetPointer(arg));
+// Registered before the worker connects, so it also runs when connecting fails: a database
+// dropped right after a send (DROP DATABASE ... WITH (FORCE)) makes the worker exit with FATAL
+// "database does not exist". 0.1 left that slot "starting" forever (issue 11, finding 10):
+// after 64 such drops every database fell back to one NOTIFY per transaction.
+void worker_exit(int, Datum arg) {
+    Oid dboid = DatumGetObjectId(arg);
     SpinLockAcquire(&shared->mutex);
-    if (slot->worker_pid == MyProcPid) {
-        slot->worker_pid = 0;
-        slot->latch = nullptr;
+    for (Slot& s : shared->slots) {
+        if (s.dboid != dboid) continue;
+        if (s.worker_pid == MyProcPid) {
+            s.worker_pid = 0;
+            s.latch = nullptr;
+        }
+        if (s.worker_pid == 0) s.starting = false;
     }
     SpinLockRelease(&shared->mutex);
 }
@@ -175,7 +186,7 @@ void outbox_mark_sent() {
     TimestampTz now = GetCurrentTimestamp();
     bool start = false;
     SpinLockAcquire(&shared->mutex);
-    Slot* slot = find_slot(MyDatabaseId, true);
+    Slot* slot = find_slot(MyDatabaseId, true, now);
     if (slot != nullptr) {
         slot->inflight++;
         if (slot->worker_pid == 0 && (!slot->starting || now - slot->starting_since > kStartTimeoutUs)) {
@@ -229,10 +240,12 @@ extern "C" PGDLLEXPORT void once_outbox_notifier_main(Datum arg) {
     pqsignal(SIGTERM, die);
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     BackgroundWorkerUnblockSignals();
+    before_shmem_exit(worker_exit, ObjectIdGetDatum(dboid));
     BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 
+    TimestampTz started = GetCurrentTimestamp();
     SpinLockAcquire(&shared->mutex);
-    Slot* slot = find_slot(dboid, false);
+    Slot* slot = find_slot(dboid, false, started);
     bool mine = slot != nullptr && slot->worker_pid == 0;
     if (mine) {
         slot->worker_pid = MyProcPid;
@@ -241,7 +254,6 @@ extern "C" PGDLLEXPORT void once_outbox_notifier_main(Datum arg) {
     }
     SpinLockRelease(&shared->mutex);
     if (!mine) proc_exit(0);  // another notifier serves this database
-    before_shmem_exit(worker_detach, PointerGetDatum(slot));
 
     // Leading edge: the first commit after a quiet spell is notified at once; commits within
     // once.notify_interval of the last NOTIFY are coalesced into one NOTIFY at the end of

@@ -56,6 +56,10 @@ char* installed_version() {
 
 void require_current_sql_version() {
     if (version_checked) return;
+    // pg_once's own install and update scripts may call its functions (the 0.1 script asks
+    // whether the library is preloaded): they only define objects, so any version may.
+    if (creating_extension && CurrentExtensionObject == pg_call([] { return get_extension_oid("pg_once", true); }))
+        return;
     if (!callbacks_registered) {
         pg_call([] {
             CacheRegisterSyscacheCallback(PROCOID, forget_version, (Datum)0);

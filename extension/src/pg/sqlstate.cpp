@@ -13,6 +13,7 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::key_busy:               return MAKE_SQLSTATE('O', 'N', '1', '0', '3');
         case ErrorCode::key_not_held:           return MAKE_SQLSTATE('O', 'N', '1', '0', '4');
         case ErrorCode::invalid_command_result: return MAKE_SQLSTATE('O', 'N', '1', '0', '5');
+        case ErrorCode::key_of_other_role:      return MAKE_SQLSTATE('O', 'N', '1', '0', '6');
         case ErrorCode::invalid_topic:          return MAKE_SQLSTATE('O', 'N', '2', '0', '1');
         case ErrorCode::payload_too_large:      return MAKE_SQLSTATE('O', 'N', '2', '0', '2');
         case ErrorCode::invalid_payload:        return MAKE_SQLSTATE('O', 'N', '2', '0', '3');
@@ -24,6 +25,7 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::invalid_interval:       return MAKE_SQLSTATE('O', 'N', '2', '0', '9');
         case ErrorCode::invalid_policy:         return MAKE_SQLSTATE('O', 'N', '2', '1', '0');
         case ErrorCode::invalid_message_ids:    return MAKE_SQLSTATE('O', 'N', '2', '1', '1');
+        case ErrorCode::message_id_conflict:    return MAKE_SQLSTATE('O', 'N', '2', '1', '2');
         case ErrorCode::invalid_topic_pattern:  return MAKE_SQLSTATE('O', 'N', '3', '0', '1');
         case ErrorCode::invalid_inbox_source:   return MAKE_SQLSTATE('O', 'N', '3', '0', '2');
         case ErrorCode::invalid_message_id:     return MAKE_SQLSTATE('O', 'N', '3', '0', '3');

@@ -80,3 +80,14 @@ TEST(CanonicalJson, IsIdempotent) {
         EXPECT_EQ(canonical_json(once_), once_) << in;
     }
 }
+
+// The request fingerprint walks jsonb and formats each number from PostgreSQL's numeric_out
+// text with append_canonical_number: it must give what canonical_json gives for that text.
+TEST(CanonicalJson, NumbersFromNumericOutMatchTheParsedForm) {
+    for (const char* number : {"0", "-0", "1.50", "100", "-12.3400", "0.000100", "1e40", "1e41",
+                               "123456789012345678901234567890.000001", "-0.0000000000000000000000000000000000000000001"}) {
+        std::string appended;
+        once::append_canonical_number(appended, number);
+        EXPECT_EQ(appended, canonical_json(number)) << number;
+    }
+}

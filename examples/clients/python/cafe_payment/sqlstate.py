@@ -13,6 +13,7 @@ STATUS_BY_SQLSTATE = {
     "ON103": 409,  # idempotency key in progress in another request
     "ON104": 409,  # key not held by this attempt
     "ON105": 500,  # once.run command is not one statement returning one value
+    "ON106": 403,  # idempotency key belongs to another role
     "ON201": 400,  # invalid topic
     "ON202": 413,  # payload too large
     "ON203": 400,  # payload NULL or JSON null
@@ -24,6 +25,7 @@ STATUS_BY_SQLSTATE = {
     "ON209": 400,  # invalid lease, retry_after or deliver_at
     "ON210": 400,  # topic policy out of range
     "ON211": 400,  # invalid ids array
+    "ON212": 409,  # explicit message_id already used for another message
     "ON301": 400,  # invalid topic pattern
     "ON302": 400,  # invalid inbox source
     "ON303": 400,  # invalid inbox message id

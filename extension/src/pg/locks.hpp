@@ -1,0 +1,30 @@
+// pg_once's own transaction-scoped locks (issue 11, finding 4).
+//
+// 0.1 used pg_advisory_xact_lock_int4(class, hash): any role that could connect could take the
+// same lock with SQL's pg_advisory_lock(1869505381, <hash>) and block once.run / once.send for
+// that key. These locks are LOCKTAG_ADVISORY tags too (so they show in pg_locks as locktype
+// 'advisory', and wait in the deadlock detector like any lock), but with field4 = kOnceLockField4:
+// SQL's advisory functions only ever build field4 = 1 (one bigint key) or 2 (two int4 keys), so
+// no SQL statement can take, wait for or release these locks.
+#pragma once
+
+#include "../core/names.hpp"
+#include "postgres_headers.hpp"
+
+namespace once::pg {
+
+// pg_locks.objsubid of every pg_once lock. Not 1 or 2 (SQL's advisory locks).
+constexpr uint16 kOnceLockField4 = 0x6f6e;  // "on"
+
+// Lock classes (pg_locks.classid): which pg_once structure the hash belongs to.
+enum class LockClass : uint32 {
+    // (values defined once in core/names.hpp)
+    idempotency_key = static_cast<uint32>(kIdempotencyLockClass),  // once.run / once.key_* on hash(scope, key)
+    outbox_key = static_cast<uint32>(kOutboxKeyLockClass),  // outbox per-key order (pre-commit step)
+};
+
+// Exclusive, held to the end of the transaction (like pg_advisory_xact_lock). May ereport:
+// call it from C++ frames through pg_call or let the helper do so (it does).
+void lock_transaction(LockClass lock_class, uint32 hash);
+
+}  // namespace once::pg

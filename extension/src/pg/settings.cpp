@@ -1,0 +1,44 @@
+// once.saga_retention as a registered setting (issue 11, finding 8). In 0.1 it was a bare
+// placeholder read with current_setting(): any role, a relay included, could
+// SET once.saga_retention = '-100 years' and have once.purge() delete sagas that had just
+// finished. Registered, it is PGC_SUSET (a superuser, or a role granted SET on it, sets it
+// for others: ALTER SYSTEM / ALTER DATABASE / ALTER ROLE) and bounded below by one minute.
+//
+// SQL reads it through once._saga_retention(), a C function: calling it loads the library, so
+// the setting is registered (and a placeholder value set earlier by an unprivileged role is
+// discarded with a warning) before it is used, also in sessions without shared_preload_libraries.
+#include "settings.hpp"
+
+#include "guard.hpp"
+
+extern "C" {
+#include "utils/guc.h"
+}
+
+#include <climits>
+
+namespace once::pg {
+namespace {
+
+constexpr int kDefaultSagaRetentionMinutes = 7 * 24 * 60;
+int saga_retention_minutes = kDefaultSagaRetentionMinutes;
+
+}  // namespace
+
+void settings_init() {
+    DefineCustomIntVariable(
+        "once.saga_retention", "How long once.purge() keeps finished sagas and their history.",
+        "Completed and compensated sagas older than this are purged. At least one minute.",
+        &saga_retention_minutes, kDefaultSagaRetentionMinutes, 1, INT_MAX, PGC_SUSET, GUC_UNIT_MIN,
+        nullptr, nullptr, nullptr);
+}
+
+}  // namespace once::pg
+
+ONCE_SQL_FUNCTION(once_saga_retention) {
+    return once::pg::pg_call([] {
+        Interval* retention = static_cast<Interval*>(palloc0(sizeof(Interval)));
+        retention->time = static_cast<int64>(once::pg::saga_retention_minutes) * USECS_PER_MINUTE;
+        return IntervalPGetDatum(retention);
+    });
+}
