@@ -131,6 +131,9 @@ BEGIN;
 SELECT once.send('t.2pc', '{"n": "prepared"}', key => 'q');
 PREPARE TRANSACTION 'outbox_2pc';
 SQL
+check "the prepared transaction holds the key's lock, a tag SQL cannot take (objsubid 28526)" "1" "
+    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1868722040
+       AND objsubid = 28526 AND pid IS NULL"
 later=$(psql -qX -v ON_ERROR_STOP=1 -d postgres -c "SET lock_timeout = '200ms'" \
             -c "SELECT once.send('t.2pc', '{\"n\": \"later\"}', key => 'q')" 2>&1 >/dev/null || true)
 if [[ "$later" == *"lock timeout"* ]]; then
