@@ -6,6 +6,8 @@
 #include "duration.hpp"
 #include "message.hpp"
 
+#include "core/names.hpp"
+
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -23,7 +25,7 @@ public:
 };
 
 // The channel once.send's wake-ups arrive on (the outbox's coalescing notifier).
-constexpr const char* kWakeChannel = "once_outbox";
+constexpr const char* kWakeChannel = once::kOutboxWakeChannel;  // core/names.hpp
 
 class SourceDb {
 public:

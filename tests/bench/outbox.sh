@@ -2,8 +2,10 @@
 # Outbox benchmark: every figure is a ratio against a baseline measured in the same run.
 #   producer   BEGIN; INSERT order; once.send; COMMIT  vs  the same with a plain INSERT into an
 #              identically shaped table (1 and 16 clients, fsync=on, synchronous_commit=on,
-#              a relay LISTENing), with pg_once preloaded, and without (NOTIFY per transaction)
-#   batch      once.send_many of 1000 payloads  vs  one INSERT ... SELECT of 1000 rows
+#              a relay LISTENing), with pg_once preloaded, and without (NOTIFY per transaction);
+#              also keyed sends (100k keys, and 10 hot keys: per-key order settled at commit)
+#   batch      once.send_many of 1000 / 10000 payloads (10000 also with 100 keys)  vs  one
+#              INSERT ... SELECT of as many rows
 #   drain      claim(100) + ack (two transactions, 2 clients, 100k prefilled, commits without
 #              waiting for fsync so that two commits per batch do not decide the result)  vs  a
 #              hand-written SKIP LOCKED DELETE, and vs the naive status design (UPDATE to
@@ -13,7 +15,8 @@
 #              for pg_once and for a plain SKIP LOCKED queue
 #   wake-up    commit -> relay wake-up latency (notifier, and NOTIFY per transaction)
 # Results: tests/bench/results/outbox.txt. Usage: ONCE_STAGE_DIR=build/stage tests/bench/outbox.sh
-# OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run.
+# OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run. OUTBOX_BENCH_ONLY=producer
+# runs the producer section only; =batch the batch section only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${ONCE_STAGE_DIR:=$here/../../build/stage}"
@@ -108,16 +111,17 @@ reset_tables() {
 median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 # The disk's fsync rate swings with the other jobs on this machine, so plain and once.send
 # runs alternate (3 pairs of secs/2 each) and the medians are compared.
-producer_round() {  # producer_round LABEL CLIENT_COUNTS...
-    local label=$1 clients r
+producer_round() {  # producer_round LABEL [SEND_SCRIPT] CLIENT_COUNTS...
+    local label=$1 clients r send_script="$work/send.sql"
     shift
+    case "${1:-}" in /*) send_script=$1; shift ;; esac
     for clients in "$@"; do
         local plains=() sends=()
         for r in 1 2 3; do
             reset_tables
             plains+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/plain.sql")")
             reset_tables
-            sends+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/send.sql")")
+            sends+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$send_script")")
         done
         local plain send
         plain=$(median3 "${plains[@]}")
@@ -125,26 +129,48 @@ producer_round() {  # producer_round LABEL CLIENT_COUNTS...
         out "producer $label, $clients client(s): plain INSERT ${plains[*]} tps (median $plain), once.send ${sends[*]} tps (median $send), ratio $(ratio "$send" "$plain") (target >= 0.95, floor 0.85)"
     done
 }
+[ "${OUTBOX_BENCH_ONLY:-}" != batch ] && {
 listen_relay
 out "== producer: BEGIN; INSERT order; send; COMMIT vs the same with a plain INSERT"
 producer_round "(pg_once preloaded: coalesced NOTIFY)" 1 16
+sed "s/}');\$/}', key => 'customer-' || :c);/" "$work/send.sql" >"$work/send_keyed.sql"
+sed "s/}');\$/}', key => 'customer-' || (:c % 10));/" "$work/send.sql" >"$work/send_hot.sql"
+producer_round "keyed, 100k keys (pg_once preloaded)" "$work/send_keyed.sql" 1 16
+producer_round "keyed, 10 hot keys (pg_once preloaded)" "$work/send_hot.sql" 16
 out "notifier: $(sql -c "SELECT notifies FROM once.outbox_notifier_status()") NOTIFYs in this database so far"
 stop_listener
+if [ "${OUTBOX_BENCH_ONLY:-}" = producer ]; then
+    cp "$work/results" "$here/results/outbox_producer.txt"
+    exit 0
+fi
+}
 
 # ------------------------------------------------------------------------------ batch
-reset_tables
-cat >"$work/batch_send.sql" <<'SQL'
-SELECT count(*) FROM once.send_many('bulk.import', (SELECT array_agg(jsonb_build_object('i', i, 'sku', 'A-' || i)) FROM generate_series(1, 1000) AS i));
+batch_round() {  # batch_round ROWS KEYS: send_many of ROWS payloads (KEYS distinct keys, 0 = keyless)
+    local rows=$1 keys=$2 key_arg=""
+    [ "$keys" -gt 0 ] && key_arg=", (SELECT array_agg('k' || (i % $keys)) FROM generate_series(1, $rows) AS i)"
+    cat >"$work/batch_send.sql" <<SQL
+SELECT count(*) FROM once.send_many('bulk.import', (SELECT array_agg(jsonb_build_object('i', i, 'sku', 'A-' || i)) FROM generate_series(1, $rows) AS i)$key_arg);
 SQL
-cat >"$work/batch_plain.sql" <<'SQL'
-INSERT INTO plain_outbox (id, topic, payload) SELECT gen_random_uuid(), 'bulk.import', p FROM unnest((SELECT array_agg(jsonb_build_object('i', i, 'sku', 'A-' || i)) FROM generate_series(1, 1000) AS i)) AS p;
+    cat >"$work/batch_plain.sql" <<SQL
+INSERT INTO plain_outbox (id, topic, payload) SELECT gen_random_uuid(), 'bulk.import', p FROM unnest((SELECT array_agg(jsonb_build_object('i', i, 'sku', 'A-' || i)) FROM generate_series(1, $rows) AS i)) AS p;
 SQL
+    reset_tables
+    plain=$(pgbench_tps 1 "$work/batch_plain.sql")
+    reset_tables
+    send=$(pgbench_tps 1 "$work/batch_send.sql")
+    out "batch $rows$([ "$keys" -gt 0 ] && echo " ($keys keys)"): plain $(awk -v t="$plain" -v r="$rows" 'BEGIN { printf "%.0f", t * r }') rows/s, send_many $(awk -v t="$send" -v r="$rows" 'BEGIN { printf "%.0f", t * r }') rows/s, ratio $(ratio "$send" "$plain") (target >= 0.8; 10000: >= 1.5)"
+}
 out ""
-out "== batch: send_many(1000 payloads) vs INSERT ... SELECT of 1000 rows, 1 client"
-plain=$(pgbench_tps 1 "$work/batch_plain.sql")
+out "== batch: send_many(N payloads) vs INSERT ... SELECT of N rows, 1 client"
+batch_round 1000 0
+batch_round 10000 0
+batch_round 10000 100
+if [ "${OUTBOX_BENCH_ONLY:-}" = batch ]; then
+    cp "$work/results" "$here/results/outbox_batch.txt"
+    exit 0
+fi
 reset_tables
-send=$(pgbench_tps 1 "$work/batch_send.sql")
-out "batch: plain $(ratio "$plain" 0.001) rows/s, send_many $(ratio "$send" 0.001) rows/s, ratio $(ratio "$send" "$plain") (target >= 0.8)"
 
 # ------------------------------------------------------------------------------ drain
 drain_rate() {  # drain_rate SCRIPT SETUP_SQL TABLE -> messages per second draining 100k with 2 clients

@@ -110,4 +110,16 @@ Uuid uuid_v7_successor(const Uuid& id) {
     return next;
 }
 
+std::vector<Uuid> key_seqs_after(const std::optional<Uuid>& last, const std::vector<Uuid>& provisional) {
+    std::vector<Uuid> result;
+    result.reserve(provisional.size());
+    std::optional<Uuid> previous = last;
+    for (const Uuid& seq : provisional) {
+        Uuid next = !previous || *previous < seq ? seq : uuid_v7_successor(*previous);
+        result.push_back(next);
+        previous = next;
+    }
+    return result;
+}
+
 }  // namespace once

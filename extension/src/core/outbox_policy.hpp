@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 #include <string_view>
 
 namespace once {
@@ -56,5 +57,12 @@ Uuid uuid_v7_at(uint64_t unix_ms, const std::array<uint8_t, 10>& random);
 // and then the timestamp. Used to keep a key's send order when two backends generate ids in
 // the same millisecond.
 Uuid uuid_v7_successor(const Uuid& id);
+
+// A key's order as decided at commit. `provisional` are the key_seq values one transaction
+// gave its messages of one key at send time, in send order (strictly increasing); `last` is
+// the greatest key_seq of that key committed by other transactions, if any. Returns the final
+// key_seq values: send order kept, every one after `last`. Values already after `last` are
+// kept, so a transaction nobody overtook rewrites nothing.
+std::vector<Uuid> key_seqs_after(const std::optional<Uuid>& last, const std::vector<Uuid>& provisional);
 
 }  // namespace once

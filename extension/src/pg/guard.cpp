@@ -36,13 +36,10 @@ void copy_text(char* dst, size_t size, const char* src) {
     std::snprintf(dst, size, "%s", src ? src : "");
 }
 
-}  // namespace
-
-Datum guarded(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInfo)) {
-    PendingError pending;
+// Records the exception being handled (call only from a catch block).
+void record_current_exception(PendingError& pending) {
     try {
-        require_current_sql_version();
-        return body(fcinfo);
+        throw;
     } catch (const PgError& e) {
         pending.pg = e.data();
     } catch (const once::Error& e) {
@@ -60,14 +57,40 @@ Datum guarded(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInfo)) {
         pending.sqlstate = ERRCODE_INTERNAL_ERROR;
         copy_text(pending.message, sizeof pending.message, "pg_once internal error: unknown exception");
     }
+}
 
-    // Every C++ frame of the body has unwound; raising (longjmp) is safe now.
+// Every C++ frame of the body has unwound; raising (longjmp) is safe now.
+[[noreturn]] void raise_pending(const PendingError& pending) {
     if (pending.pg) ReThrowError(pending.pg);
     ereport(ERROR,
             (errcode(pending.sqlstate), errmsg_internal("%s", pending.message),
              pending.detail[0] ? errdetail_internal("%s", pending.detail) : 0,
              pending.hint[0] ? errhint("%s", pending.hint) : 0));
     pg_unreachable();
+}
+
+}  // namespace
+
+Datum guarded(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInfo)) {
+    PendingError pending;
+    try {
+        require_current_sql_version();
+        return body(fcinfo);
+    } catch (...) {
+        record_current_exception(pending);
+    }
+    raise_pending(pending);
+}
+
+void guarded_callback(void (*body)()) {
+    PendingError pending;
+    try {
+        body();
+        return;
+    } catch (...) {
+        record_current_exception(pending);
+    }
+    raise_pending(pending);
 }
 
 }  // namespace once::pg

@@ -77,6 +77,10 @@ auto pg_call(F&& f) -> decltype(f()) {
 // Runs body(fcinfo) and converts any exception into a PostgreSQL error. Never returns on error.
 Datum guarded(FunctionCallInfo fcinfo, Datum (*body)(FunctionCallInfo));
 
+// The same for code PostgreSQL calls back (transaction callbacks): runs body() and converts
+// any exception into a PostgreSQL error after the C++ frames have unwound.
+void guarded_callback(void (*body)());
+
 }  // namespace once::pg
 
 // Declares an SQL-callable function `name` whose C++ body is `name##_impl`.

@@ -8,6 +8,7 @@
 // no SQL statement can take, wait for or release these locks.
 #pragma once
 
+#include "../core/names.hpp"
 #include "postgres_headers.hpp"
 
 namespace once::pg {
@@ -17,8 +18,9 @@ constexpr uint16 kOnceLockField4 = 0x6f6e;  // "on"
 
 // Lock classes (pg_locks.classid): which pg_once structure the hash belongs to.
 enum class LockClass : uint32 {
-    idempotency_key = 0x6f6e6365,  // "once": once.run / once.key_* on hash(scope, key)
-    outbox_key = 0x6f626f78,       // "obox": once.send per message key order
+    // (values defined once in core/names.hpp)
+    idempotency_key = static_cast<uint32>(kIdempotencyLockClass),  // once.run / once.key_* on hash(scope, key)
+    outbox_key = static_cast<uint32>(kOutboxKeyLockClass),  // outbox per-key order (pre-commit step)
 };
 
 // Exclusive, held to the end of the transaction (like pg_advisory_xact_lock). May ereport:

@@ -1,12 +1,12 @@
 // Transactional outbox: once.send / send_many (producers) and once.claim / ack / nack / extend
 // (relays). Table layout and the reasons for it: sql/src/20_outbox.sql and docs/outbox.md.
 //
-// Per-key order. A keyed send takes a transaction-scoped advisory lock on hash(key) (pg_once
-// lock class "obox") and gives the message a key_seq greater than every key_seq of its key
-// still in the outbox. Two producers of one key therefore commit in key_seq order, and a
-// claim never sees a later message of a key without the earlier one. A claim only takes a
-// keyed message when no message of its key with a smaller key_seq is left in the outbox (in
-// flight, waiting for a retry, or dead): one message per key is out at a time.
+// Per-key order. A keyed send takes no lock: it gives the message a provisional key_seq and
+// the transaction's pre-commit step puts it after every key_seq of its key committed before
+// (outbox_key_order.hpp), so a key's messages are ordered by their producers' commit order,
+// then send order. A claim only takes a keyed message when no message of its key with a
+// smaller key_seq is left in the outbox (in flight, waiting for a retry, or dead): one
+// message per key is out at a time.
 //
 // The claim scan. Claims walk the pos index from a low watermark kept per backend: the pos of
 // the oldest live row, capped by the start of the oldest transaction in this database that
@@ -15,10 +15,11 @@
 // removing them does not slow claims down. The watermark moves forward at most every 100 ms
 // and is recomputed from scratch every 10 s (which also picks up prepared transactions).
 #include "../core/error.hpp"
+#include "../core/interval_ms.hpp"
 #include "../core/outbox_policy.hpp"
 #include "../core/topic.hpp"
 #include "guard.hpp"
-#include "locks.hpp"
+#include "outbox_key_order.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
@@ -35,7 +36,6 @@ extern "C" {
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace once::pg {
@@ -45,6 +45,7 @@ constexpr int64 kUnixEpochOffsetMs =
     int64(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 constexpr int64 kMaxLeaseMs = int64(24) * 3600 * 1000;
 constexpr int64 kMaxRetryAfterMs = int64(365) * 24 * 3600 * 1000;
+constexpr int64 kMaxDeliverAheadMs = int64(3653) * 24 * 3600 * 1000;  // 10 years
 
 int max_payload_bytes = 1024 * 1024;
 
@@ -84,14 +85,21 @@ Uuid to_uuid(Datum d) {
 
 std::string uuid_text(Datum d) { return uuid_to_string(to_uuid(d)); }
 
-int64 interval_ms(const Interval* i) {
-    return (i->time + int64(i->day) * USECS_PER_DAY + int64(i->month) * DAYS_PER_MONTH * USECS_PER_DAY) / 1000;
+// Milliseconds of an interval argument; one too large for 64-bit microseconds is an error
+// `code` naming it (never a wrapped-around number).
+int64 interval_ms(const Interval* i, const char* name, ErrorCode code) {
+    std::optional<int64_t> ms = interval_to_ms(i->month, i->day, i->time);
+    if (!ms)
+        throw Error(code, std::string(name) + " is out of range",
+                    std::string(name) + " does not fit in 64-bit microseconds.",
+                    "Pass an interval such as '30 seconds'.");
+    return *ms;
 }
 
 int64 interval_arg_ms(FunctionCallInfo fcinfo, int arg, const char* name, int64 min_ms, int64 max_ms) {
     if (PG_ARGISNULL(arg))
         throw Error(ErrorCode::invalid_interval, std::string(name) + " must not be NULL");
-    int64 ms = interval_ms(PG_GETARG_INTERVAL_P(arg));
+    int64 ms = interval_ms(PG_GETARG_INTERVAL_P(arg), name, ErrorCode::invalid_interval);
     if (ms < min_ms || ms > max_ms)
         throw Error(ErrorCode::invalid_interval,
                     std::string(name) + " is out of range",
@@ -117,12 +125,20 @@ text* relay_arg(FunctionCallInfo fcinfo, int arg) {
                               validate_relay);
 }
 
-// Checks a payload datum (possibly toasted) and returns it detoasted.
-Jsonb* checked_payload(Datum raw, const std::string& what) {
-    Size bytes = pg_call([&] { return toast_raw_datum_size(raw); }) - VARHDRSZ;
-    if (static_cast<int64>(bytes) > max_payload_bytes)
-        throw Error(ErrorCode::payload_too_large, what + " is too large",
-                    what + " has " + std::to_string(bytes) + " bytes; once.max_payload_bytes is " +
+// jsonb bytes of a (possibly toasted) datum, without detoasting it.
+int64 jsonb_bytes(Datum raw) {
+    return static_cast<int64>(pg_call([&] { return toast_raw_datum_size(raw); }) - VARHDRSZ);
+}
+
+// Checks a payload datum (possibly toasted) and returns it detoasted. `headers_bytes`: the
+// message's headers, which count toward once.max_payload_bytes with the payload.
+Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes = 0) {
+    int64 bytes = jsonb_bytes(raw);
+    if (bytes + headers_bytes > max_payload_bytes)
+        throw Error(ErrorCode::payload_too_large, what + (headers_bytes > 0 ? " and headers are" : " is") + " too large",
+                    what + " has " + std::to_string(bytes) + " bytes" +
+                        (headers_bytes > 0 ? ", headers " + std::to_string(headers_bytes) + " bytes" : std::string()) +
+                        "; once.max_payload_bytes (payload and headers together) is " +
                         std::to_string(max_payload_bytes) + ".",
                     "Store large documents elsewhere and send a reference, or raise once.max_payload_bytes.");
     Jsonb* payload = pg_call([&] { return DatumGetJsonbP(raw); });
@@ -149,7 +165,8 @@ Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
     return headers;
 }
 
-// Elements of a uuid[] argument: non-NULL array of 1..kMaxClaimBatch non-NULL ids.
+// Elements of a uuid[] argument: non-NULL array of 0..kMaxClaimBatch non-NULL ids (an empty
+// batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...)))).
 std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
     if (PG_ARGISNULL(arg))
         throw Error(ErrorCode::invalid_message_ids, "ids must not be NULL", {},
@@ -159,9 +176,6 @@ std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
     bool* nulls = nullptr;
     int n = 0;
     pg_call([&] { deconstruct_array(array, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR, &elems, &nulls, &n); });
-    if (n == 0)
-        throw Error(ErrorCode::invalid_message_ids, "ids must not be empty", {},
-                    "Pass the ids returned by once.claim.");
     if (n > kMaxClaimBatch)
         throw Error(ErrorCode::invalid_message_ids, "too many ids",
                     std::to_string(n) + " ids; the limit is " + std::to_string(kMaxClaimBatch) + ".");
@@ -170,41 +184,6 @@ std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
             throw Error(ErrorCode::invalid_message_ids, "ids must not contain NULL",
                         "Element " + std::to_string(i + 1) + " is NULL.");
     return std::vector<Datum>(elems, elems + n);
-}
-
-// --------------------------------------------------------------------------- key order
-
-uint32 key_hash(text* key) {
-    return hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(key)),
-                      static_cast<int>(VARSIZE_ANY_EXHDR(key)));
-}
-
-void lock_key_hash(uint32 h) {
-    lock_transaction(LockClass::outbox_key, h);  // unreachable from SQL (locks.hpp)
-}
-
-void lock_key(text* key) { lock_key_hash(key_hash(key)); }
-
-SavedPlan last_key_seq_plan(
-    "SELECT o.key_seq FROM once.outbox o"
-    " WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL"
-    " ORDER BY o.key_seq DESC LIMIT 1",
-    {TEXTOID});
-
-// Under the key's lock (held to commit): a key_seq after every one of the key in the outbox.
-Uuid next_key_seq(text* key, const Uuid& candidate) {
-    Datum values[] = {PointerGetDatum(key)};
-    uint64 n;
-    {
-        AsExtensionOwner owner;
-        n = last_key_seq_plan.execute(values, nullptr, 1);
-    }
-    Datum last;
-    if (n == 1 && spi_value(0, 1, &last)) {
-        Uuid previous = to_uuid(last);
-        if (!(previous < candidate)) return uuid_v7_successor(previous);
-    }
-    return candidate;
 }
 
 // --------------------------------------------------------------------------- send
@@ -257,7 +236,7 @@ ONCE_SQL_FUNCTION(once_send) {
     if (PG_ARGISNULL(1))
         throw Error(ErrorCode::invalid_payload, "payload must not be NULL", {},
                     "Send an object such as '{\"order_id\": 42}'.");
-    Jsonb* payload = checked_payload(PG_GETARG_DATUM(1), "payload");
+    Jsonb* payload = checked_payload(PG_GETARG_DATUM(1), "payload", PG_ARGISNULL(3) ? 0 : jsonb_bytes(PG_GETARG_DATUM(3)));
     text* key = nullptr;
     if (!PG_ARGISNULL(2)) {
         key = PG_GETARG_TEXT_PP(2);
@@ -269,10 +248,15 @@ ONCE_SQL_FUNCTION(once_send) {
     if (has_deliver_at && TIMESTAMP_NOT_FINITE(deliver_at))
         throw Error(ErrorCode::invalid_interval, "deliver_at must be a finite time", {},
                     "Pass NULL to deliver at once.");
+    // (the claim position holds 48-bit Unix milliseconds: far-future times would wrap)
+    if (has_deliver_at && deliver_at > GetCurrentTransactionStartTimestamp() + kMaxDeliverAheadMs * 1000)
+        throw Error(ErrorCode::invalid_interval, "deliver_at is too far in the future",
+                    "deliver_at may lie at most " + std::to_string(kMaxDeliverAheadMs / (24 * 3600 * 1000)) +
+                        " days after the start of the transaction.",
+                    "Schedule far-future work elsewhere and send the message closer to its time.");
     const bool explicit_id = !PG_ARGISNULL(5);
 
     SpiSession spi;
-    if (key != nullptr) lock_key(key);
     // The transaction gets its xid before the id is generated: a claim's low watermark never
     // passes an id that may still be committed (see claim_low_watermark).
     pg_call([] { (void)GetCurrentTransactionId(); });
@@ -285,7 +269,8 @@ ONCE_SQL_FUNCTION(once_send) {
     const bool delayed = has_deliver_at && deliver_at > wall;
     const bool has_pos = delayed || explicit_id;
     Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
-    Datum key_seq = key != nullptr ? uuid_datum(next_key_seq(key, generated)) : 0;
+    // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
+    Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
     Datum values[] = {id, uuid_datum(pos), PointerGetDatum(topic), PointerGetDatum(key), key_seq,
                       PointerGetDatum(payload), PointerGetDatum(headers), TimestampTzGetDatum(deliver_at)};
     const char nulls[] = {' ', has_pos ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
@@ -311,7 +296,10 @@ ONCE_SQL_FUNCTION(once_send) {
                         "Derive message ids from everything that identifies the message, or let "
                         "once.send choose the id (pass no message_id).");
     }
-    if (inserted == 1) outbox_mark_sent();
+    if (inserted == 1) {
+        if (key != nullptr) outbox_key_order_sent(key, to_uuid(id), generated);
+        outbox_mark_sent();
+    }
     return id;
 }
 
@@ -358,30 +346,14 @@ ONCE_SQL_FUNCTION(once_send_many) {
     std::vector<bool> seq_nulls(n, true);
     {
         SpiSession spi;
-        if (keys != nullptr) {
-            // Every key's lock first (ids are generated after the waits), in hash order so that
-            // two send_many calls with the same keys in another order cannot deadlock.
-            std::vector<uint32> hashes;
-            for (int i = 0; i < n; ++i)
-                if (!key_nulls[i]) hashes.push_back(key_hash(DatumGetTextPP(key_elems[i])));
-            std::sort(hashes.begin(), hashes.end());
-            hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-            for (uint32 h : hashes) lock_key_hash(h);
-        }
         pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
-        // The last key_seq given to each key in this call (the outbox is asked once per key).
-        std::unordered_map<std::string, Uuid> last_seq;
+        // Provisional key_seq = the id (strictly increasing: array order); the pre-commit step
+        // orders them after other producers' commits (outbox_key_order.hpp).
         for (int i = 0; i < n; ++i) {
             Uuid id = next_id();
             ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
             if (keys != nullptr && !key_nulls[i]) {
-                text* key = DatumGetTextPP(key_elems[i]);
-                std::string name(text_view(key));
-                auto found = last_seq.find(name);
-                Uuid seq = found == last_seq.end() ? next_key_seq(key, id)
-                                                   : (found->second < id ? id : uuid_v7_successor(found->second));
-                last_seq[name] = seq;
-                key_seqs[i] = uuid_datum(seq);
+                key_seqs[i] = uuid_datum(id);
                 seq_nulls[i] = false;
             }
         }
@@ -410,6 +382,8 @@ ONCE_SQL_FUNCTION(once_send_many) {
                 AsExtensionOwner owner;
                 insert_many_plan.execute(values, nulls);
             }
+            for (int i = 0; i < n; ++i)
+                if (!seq_nulls[i]) outbox_key_order_sent(DatumGetTextPP(key_elems[i]), to_uuid(ids[i]), to_uuid(key_seqs[i]));
             outbox_mark_sent();
         }
     }
@@ -689,8 +663,9 @@ SavedPlan nack_dead_plan(
     " WHERE id OPERATOR(pg_catalog.=) $1",
     {UUIDOID, TEXTOID});
 
-Datum ids_array_datum(FunctionCallInfo fcinfo, int arg) {
-    ids_arg(fcinfo, arg);  // validates
+// The validated ids argument, or nullopt when it is empty (nothing to do).
+std::optional<Datum> ids_array_datum(FunctionCallInfo fcinfo, int arg) {
+    if (ids_arg(fcinfo, arg).empty()) return std::nullopt;
     return PG_GETARG_DATUM(arg);
 }
 
@@ -698,8 +673,9 @@ Datum ids_array_datum(FunctionCallInfo fcinfo, int arg) {
 
 ONCE_SQL_FUNCTION(once_ack) {
     text* relay = relay_arg(fcinfo, 0);
-    Datum ids = ids_array_datum(fcinfo, 1);
-    Datum values[] = {PointerGetDatum(relay), ids};
+    std::optional<Datum> ids = ids_array_datum(fcinfo, 1);
+    if (!ids) PG_RETURN_INT32(0);
+    Datum values[] = {PointerGetDatum(relay), *ids};
     SpiSession spi;
     AsExtensionOwner owner;
     ack_plan.execute(values, nullptr);
@@ -710,9 +686,10 @@ ONCE_SQL_FUNCTION(once_ack) {
 
 ONCE_SQL_FUNCTION(once_extend) {
     text* relay = relay_arg(fcinfo, 0);
-    Datum ids = ids_array_datum(fcinfo, 1);
+    std::optional<Datum> ids = ids_array_datum(fcinfo, 1);
     interval_arg_ms(fcinfo, 2, "lease", 1, kMaxLeaseMs);
-    Datum values[] = {PointerGetDatum(relay), ids, PG_GETARG_DATUM(2)};
+    if (!ids) PG_RETURN_INT32(0);
+    Datum values[] = {PointerGetDatum(relay), *ids, PG_GETARG_DATUM(2)};
     SpiSession spi;
     AsExtensionOwner owner;
     PG_RETURN_INT32(static_cast<int32>(extend_plan.execute(values, nullptr)));
@@ -811,10 +788,10 @@ ONCE_SQL_FUNCTION(once_outbox_validate_policy) {
     policy.max_attempts = PG_GETARG_INT32(1);
     if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
         throw Error(ErrorCode::invalid_policy, "backoff_base and backoff_max must not be NULL");
-    policy.backoff.base_ms = interval_ms(PG_GETARG_INTERVAL_P(2));
-    policy.backoff.cap_ms = interval_ms(PG_GETARG_INTERVAL_P(3));
+    policy.backoff.base_ms = interval_ms(PG_GETARG_INTERVAL_P(2), "backoff_base", ErrorCode::invalid_policy);
+    policy.backoff.cap_ms = interval_ms(PG_GETARG_INTERVAL_P(3), "backoff_max", ErrorCode::invalid_policy);
     validate_policy(policy);
-    if (!PG_ARGISNULL(4) && interval_ms(PG_GETARG_INTERVAL_P(4)) <= 0)
+    if (!PG_ARGISNULL(4) && interval_ms(PG_GETARG_INTERVAL_P(4), "retention", ErrorCode::invalid_policy) <= 0)
         throw Error(ErrorCode::invalid_policy, "retention must be positive or NULL",
                     {}, "Pass NULL to keep no delivered history.");
     PG_RETURN_VOID();

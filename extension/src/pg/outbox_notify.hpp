@@ -10,11 +10,12 @@
 // NOTIFYs the channel itself, which serialises producer commits on that lock.
 #pragma once
 
+#include "../core/names.hpp"
 #include "postgres_headers.hpp"
 
 namespace once::pg {
 
-constexpr const char* kOutboxChannel = "once_outbox";
+constexpr const char* kOutboxChannel = kOutboxWakeChannel;
 
 // Called from _PG_init: GUCs, transaction callback, shared memory hooks.
 void outbox_init();

@@ -31,7 +31,7 @@ Datum SpiSession::copy_out(Datum value, bool typbyval, int typlen) const {
     return copy;
 }
 
-uint64 SavedPlan::execute(const Datum* values, const char* nulls, long max_rows) {
+SPIPlanPtr SavedPlan::prepared() {
     if (plan_ == nullptr) {
         SPIPlanPtr plan = pg_call([&] {
             return SPI_prepare(sql_, static_cast<int>(argument_types_.size()),
@@ -43,8 +43,24 @@ uint64 SavedPlan::execute(const Datum* values, const char* nulls, long max_rows)
         pg_call([&] { return SPI_keepplan(plan); });
         plan_ = plan;
     }
-    SPIPlanPtr plan = plan_;
+    return plan_;
+}
+
+uint64 SavedPlan::execute(const Datum* values, const char* nulls, long max_rows) {
+    SPIPlanPtr plan = prepared();
     int rc = pg_call([&] { return SPI_execute_plan(plan, const_cast<Datum*>(values), nulls, false, max_rows); });
+    if (rc < 0)
+        throw Error(ErrorCode::internal, "an internal statement failed", SPI_result_code_string(rc));
+    return SPI_processed;
+}
+
+uint64 SavedPlan::execute(Snapshot snapshot, bool read_only, const Datum* values, const char* nulls,
+                          long max_rows) {
+    SPIPlanPtr plan = prepared();
+    int rc = pg_call([&] {
+        return SPI_execute_snapshot(plan, const_cast<Datum*>(values), nulls, snapshot, InvalidSnapshot, read_only,
+                                    false, max_rows);
+    });
     if (rc < 0)
         throw Error(ErrorCode::internal, "an internal statement failed", SPI_result_code_string(rc));
     return SPI_processed;

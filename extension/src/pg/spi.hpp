@@ -42,12 +42,18 @@ public:
     // Executes the statement; returns SPI_processed. Results are in SPI_tuptable.
     uint64 execute(const Datum* values, const char* nulls, long max_rows = 0);
 
+    // Executes the statement under the given snapshot instead of a fresh one (also where no
+    // outer snapshot exists, e.g. in a pre-commit callback). Triggers are not fired.
+    uint64 execute(Snapshot snapshot, bool read_only, const Datum* values, const char* nulls, long max_rows = 0);
+
     // Executes a statement that yields exactly one row with a non-NULL int4 first column
     // (e.g. UPDATE ... RETURNING attempt) and returns that value; anything else is an
     // internal error whose message is "could not " + what.
     int32 execute_returning_int32(const Datum* values, const char* nulls, const char* what);
 
 private:
+    SPIPlanPtr prepared();
+
     const char* sql_;
     std::vector<Oid> argument_types_;
     SPIPlanPtr plan_ = nullptr;

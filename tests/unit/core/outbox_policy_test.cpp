@@ -107,3 +107,25 @@ TEST(OutboxPolicy, SuccessorIsGreaterAndStaysV7) {
     EXPECT_EQ(uuid_v7_unix_ms(ms), 1700000000001u);
     EXPECT_EQ(ms[6], 0x70);
 }
+
+TEST(OutboxPolicy, KeySeqsAfterKeepsSendOrderAndPassesTheLastCommitted) {
+    std::array<uint8_t, 10> r{};
+    Uuid a = uuid_v7_at(1700000000010, r), b = uuid_v7_at(1700000000020, r), c = uuid_v7_at(1700000000030, r);
+    // nobody overtook: nothing changes
+    EXPECT_EQ(key_seqs_after(std::nullopt, {a, b, c}), (std::vector<Uuid>{a, b, c}));
+    EXPECT_EQ(key_seqs_after(uuid_v7_at(1700000000005, r), {a, b, c}), (std::vector<Uuid>{a, b, c}));
+    // another transaction committed a later key_seq (it sent after us, committed before us)
+    Uuid last = uuid_v7_at(1700000000025, r);
+    std::vector<Uuid> got = key_seqs_after(last, {a, b, c});
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_GT(got[0], last);
+    EXPECT_GT(got[1], got[0]);
+    EXPECT_EQ(got[1], uuid_v7_successor(got[0]));
+    EXPECT_EQ(got[2], c);  // already after the rewritten ones: kept
+    // all overtaken
+    Uuid later = uuid_v7_at(1700000000099, r);
+    got = key_seqs_after(later, {a, b, c});
+    EXPECT_EQ(got, (std::vector<Uuid>{uuid_v7_successor(later), uuid_v7_successor(uuid_v7_successor(later)),
+                                      uuid_v7_successor(uuid_v7_successor(uuid_v7_successor(later)))}));
+    EXPECT_TRUE(key_seqs_after(later, {}).empty());
+}
