@@ -77,11 +77,13 @@ as_relay_user() {
 }
 
 # start_relay NAME ARGS... : runs once-relay in the background.
+# RELAY_WRAP: a command prefix that execs what follows (e.g. unshare into a mount namespace).
 RELAY_AS=()
 [ "$(id -u)" = 0 ] && RELAY_AS=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+RELAY_WRAP=()
 start_relay() {
     local name=$1; shift
-    "${RELAY_AS[@]}" "$RELAY_BIN" --name "$name" --log-level "${RELAY_LOG_LEVEL:-info}" "$@" \
+    "${RELAY_WRAP[@]}" "${RELAY_AS[@]}" "$RELAY_BIN" --name "$name" --log-level "${RELAY_LOG_LEVEL:-info}" "$@" \
         >>"$T/relay-$name.out" 2>>"$T/relay-$name.log" &
     local pid=$!
     RELAY_PIDS+=("$pid")
@@ -94,6 +96,14 @@ kill9_relay() {
     local c; c=$(relay_child "$1")
     kill -9 "$c" 2>/dev/null || true
     wait "$(relay_pid "$1")" 2>/dev/null || true
+    forget_pid "$(relay_pid "$1")"
+}
+# forget_pid PID: a reaped relay leaves RELAY_PIDS, so the cleanup never signals a pid that
+# the system may have given to another process since (long runs restart relays hundreds of times).
+forget_pid() {
+    local p keep=()
+    for p in "${RELAY_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+    RELAY_PIDS=("${keep[@]}")
 }
 # stop_relay NAME: SIGTERM and wait (bounded); sets RELAY_RC to the exit code.
 stop_relay() {
@@ -104,6 +114,7 @@ stop_relay() {
     once_wait_for "relay $1 to exit after SIGTERM" 30 bash -c "! kill -0 $c 2>/dev/null" || return 0
     RELAY_RC=0
     wait "$pid" || RELAY_RC=$?
+    forget_pid "$pid"
 }
 relay_log_has() { grep -q -- "$2" "$T/relay-$1.log"; }
 
