@@ -25,6 +25,7 @@ CHAOS_PRODUCER_PIDS=()
 CHAOS_LOAD_END=0
 declare -A CHAOS_FAULTS=()
 CHAOS_COLLECTORS=()                  # functions that write effects-*.tsv at the end
+CHAOS_AFTER_DRAIN=()                 # functions that add facts once the outbox drained
 
 chaos_fact() { printf '%s\t%s\n' "$1" "$2" >>"$CHAOS_RUN/facts.txt"; }
 chaos_fault() { CHAOS_FAULTS[$1]=$(( ${CHAOS_FAULTS[$1]:-0} + 1 )); }
@@ -160,6 +161,7 @@ chaos_finish() {
     once_wait_for "outbox drained" "$drain" chaos_outbox_drained ||
         chaos_fact "NOT DRAINED after ${drain}s" "$(chaos_outbox_size)"
     chaos_fact "drain after the load" "$((SECONDS - t0)) s"
+    for k in "${CHAOS_AFTER_DRAIN[@]}"; do $k; done
     chaos_fact "relay RSS start / end" "${CHAOS_RSS_START:-?} / $(chaos_relay_rss_mib) MiB (largest live relay)"
     chaos_fact "outbox size start / end" "${CHAOS_OUTBOX_START:-?} / $(chaos_outbox_size)"
     chaos_fact "dead letters" "$(psql -X -At -d "${CHAOS_DB:-$SRC_DB}" -c "SELECT count(*) FROM once.outbox WHERE dead_at IS NOT NULL")"
