@@ -36,7 +36,7 @@ chaos_fault() { CHAOS_FAULTS[$1]=$(( ${CHAOS_FAULTS[$1]:-0} + 1 )); }
 # belong to one producer and topic, so per-key send order is the sequence order.
 chaos_producer() {
     local p=$1 db=$2 end=$3 s=1 n kind topic key body sql last keyed
-    while (( SECONDS < end )); do
+    while (( SECONDS < end )) && [ ! -e "$CHAOS_RUN/stop" ]; do
         n=$((1 + RANDOM % CHAOS_BATCH_MAX))
         topic=${CHAOS_TOPICS[RANDOM % ${#CHAOS_TOPICS[@]}]}
         kind=$((RANDOM % 4))          # 0/2: keyed, 1/3: keyless; 0/1: send, 2/3: send_many
@@ -76,7 +76,8 @@ chaos_producers_wait() {
     CHAOS_PRODUCER_PIDS=()
 }
 
-chaos_producers_running() { (( SECONDS < CHAOS_LOAD_END )); }
+chaos_producers_running() { (( SECONDS < CHAOS_LOAD_END )) && [ ! -e "$CHAOS_RUN/stop" ]; }
+chaos_producers_stop() { touch "$CHAOS_RUN/stop"; }
 
 # chaos_during_load FUNCTION PERIOD: the fault schedule. Bounded by the producers' deadline.
 chaos_during_load() {
@@ -172,6 +173,7 @@ chaos_finish() {
     done
     for k in "${CHAOS_COLLECTORS[@]}"; do $k; done
     python3 "$CHAOS_LIB/verdict.py" "$CHAOS_RUN" "$CHAOS_SCENARIO" "$CHAOS_RESULTS/$CHAOS_SCENARIO.txt" || rc=$?
+    [ -z "${CHAOS_CRITERIA_MISSED:-}" ] || { echo "criteria missed: $CHAOS_CRITERIA_MISSED" >&2; rc=1; }
     [ $rc = 0 ] || { KEEP_TEST_DIR=1; echo "records kept in $CHAOS_RUN" >&2; }
     exit $rc
 }
