@@ -19,6 +19,7 @@ soak_criteria() {
     rss_end=$(chaos_relay_rss_mib)
     claim_end=$(soak_claim_ms)
     psql_src -c "VACUUM once.outbox"
+    chaos_fact "claim latency after that VACUUM" "$(soak_claim_ms) ms"
     size_vac=$(psql_src -c "SELECT pg_size_pretty(pg_total_relation_size('once.outbox'))")
     chaos_fact "claim latency start / end (median of 20)" "$SOAK_CLAIM_START / $claim_end ms"
     chaos_fact "outbox size after VACUUM" "$size_vac"
@@ -26,6 +27,9 @@ soak_criteria() {
     rss_ok=$(awk -v a="$CHAOS_RSS_START" -v b="$rss_end" 'BEGIN {print (b <= a * 1.10) ? "ok" : "MISSED"}')
     claim_ok=$(awk -v a="$SOAK_CLAIM_START" -v b="$claim_end" 'BEGIN {print (b <= a * 1.5 || b - a < 0.5) ? "ok" : "MISSED"}')
     chaos_fact "RSS growth ≤ 10% / claim end ≤ 1.5× start" "$rss_ok ($(awk -v a="$CHAOS_RSS_START" -v b="$rss_end" 'BEGIN {printf "%+.1f%%", (b - a) * 100 / a}')) / $claim_ok"
+    # enforced in the long run only: 20 s of load measure warm-up (first allocations, an
+    # outbox index not yet vacuumed), not a trend
+    [ $CHAOS_LONG = 1 ] || return 0
     [ "$rss_ok" = ok ] || CHAOS_CRITERIA_MISSED+=" rss"
     [ "$claim_ok" = ok ] || CHAOS_CRITERIA_MISSED+=" claim-latency"
 }
