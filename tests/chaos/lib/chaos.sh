@@ -142,14 +142,6 @@ chaos_receiver_start() {
 chaos_receiver_mode() { local name=$1; shift; echo "$*" >"$CHAOS_RUN/mode-$name"; }
 chaos_receiver_alive() { local v="RECEIVER_PID_$1"; kill -0 "${!v}" 2>/dev/null; }
 
-# Restart relay NAME with kill -9 (a crash) and the same arguments.
-chaos_kill9_relay() {
-    local name=$1; shift
-    kill9_relay "$name"
-    chaos_fault "relay kill -9"
-    start_relay "$name" "$@"
-}
-
 chaos_outbox_drained() {
     [ "$(psql -X -At -d "${CHAOS_DB:-$SRC_DB}" -c "SELECT count(*) FROM once.outbox WHERE dead_at IS NULL" 2>/dev/null)" = 0 ]
 }
