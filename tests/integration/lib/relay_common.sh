@@ -56,6 +56,31 @@ SQL
     DST_URI="postgresql://postgres@/dst?host=$PGHOST&port=$PGPORT"
 }
 
+# start_standby: after `start_postgres synchronous_commit=remote_apply wal_level=replica`, a
+# streaming standby made with pg_basebackup, then synchronous (remote_apply): a commit the
+# producer saw is on the standby. Exports PRIMARY_DIR, STANDBY_DIR; PGHOST stays the primary.
+sync_standbys() { [ "$(psql -X -At -h "$PRIMARY_DIR" -d postgres -c "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ]; }
+start_standby() {
+    PRIMARY_DIR=$ONCE_CLUSTER_DIR
+    STANDBY_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-standby.XXXXXX")
+    [ "$(id -u)" = 0 ] && chown postgres: "$STANDBY_DIR"
+    chmod 700 "$STANDBY_DIR"
+    once_as_server_user pg_basebackup -c fast -D "$STANDBY_DIR/data" -R -X stream -h "$PRIMARY_DIR" -p 5432 -U postgres >/dev/null
+    once_cluster_run "$STANDBY_DIR" synchronous_commit=remote_apply
+    export PGHOST=$PRIMARY_DIR
+    # Synchronous only once the standby streams (otherwise the setup itself would wait for it).
+    psql -X -q -d postgres -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
+    once_wait_for "standby streaming (sync)" 30 sync_standbys || fail "standby not synchronous"
+}
+# promote_standby: the primary dies (immediate stop), the standby is promoted; PGHOST follows.
+standby_is_primary() { [ "$(psql -X -At -h "$STANDBY_DIR" -d postgres -c 'SELECT pg_is_in_recovery()')" = f ]; }
+promote_standby() {
+    once_as_server_user pg_ctl stop -D "$PRIMARY_DIR/data" -m immediate -w >/dev/null
+    once_as_server_user pg_ctl promote -w -D "$STANDBY_DIR/data" >/dev/null
+    export PGHOST=$STANDBY_DIR
+    once_wait_for "standby promoted" 30 standby_is_primary || fail "promotion"
+}
+
 # send N messages in transactions of `chunk`; topic t.a|t.b, key k<i mod keys> (keys=0: none).
 # payload {"n": i, "k": key}. Args: N [keys] [first]
 send_messages() {
@@ -77,11 +102,13 @@ as_relay_user() {
 }
 
 # start_relay NAME ARGS... : runs once-relay in the background.
+# RELAY_WRAP: a command prefix that execs what follows (e.g. unshare into a mount namespace).
 RELAY_AS=()
 [ "$(id -u)" = 0 ] && RELAY_AS=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+RELAY_WRAP=()
 start_relay() {
     local name=$1; shift
-    "${RELAY_AS[@]}" "$RELAY_BIN" --name "$name" --log-level "${RELAY_LOG_LEVEL:-info}" "$@" \
+    "${RELAY_WRAP[@]}" "${RELAY_AS[@]}" "$RELAY_BIN" --name "$name" --log-level "${RELAY_LOG_LEVEL:-info}" "$@" \
         >>"$T/relay-$name.out" 2>>"$T/relay-$name.log" &
     local pid=$!
     RELAY_PIDS+=("$pid")
@@ -94,6 +121,14 @@ kill9_relay() {
     local c; c=$(relay_child "$1")
     kill -9 "$c" 2>/dev/null || true
     wait "$(relay_pid "$1")" 2>/dev/null || true
+    forget_pid "$(relay_pid "$1")"
+}
+# forget_pid PID: a reaped relay leaves RELAY_PIDS, so the cleanup never signals a pid that
+# the system may have given to another process since (long runs restart relays hundreds of times).
+forget_pid() {
+    local p keep=()
+    for p in "${RELAY_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+    RELAY_PIDS=("${keep[@]}")
 }
 # stop_relay NAME: SIGTERM and wait (bounded); sets RELAY_RC to the exit code.
 stop_relay() {
@@ -104,6 +139,7 @@ stop_relay() {
     once_wait_for "relay $1 to exit after SIGTERM" 30 bash -c "! kill -0 $c 2>/dev/null" || return 0
     RELAY_RC=0
     wait "$pid" || RELAY_RC=$?
+    forget_pid "$pid"
 }
 relay_log_has() { grep -q -- "$2" "$T/relay-$1.log"; }
 
