@@ -92,6 +92,9 @@ chaos_during_load() {
         fi
         sleep 0.2   # schedule tick
     done
+    # a load that ended before the warm-up point (a short soak reaching its target early)
+    # still has a start figure: the relays' memory at the end of the load
+    [ -n "${CHAOS_RSS_START:-}" ] || CHAOS_RSS_START=$(chaos_relay_rss_mib)
 }
 
 committed_count() { cat "$CHAOS_RUN"/committed-*.log 2>/dev/null | awk '{n += $3 - $2 + 1} END {print n + 0}'; }
