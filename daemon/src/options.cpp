@@ -66,6 +66,10 @@ po::options_description option_table() {
         ("synchronous-commit", po::value<std::string>(), "synchronous_commit of the relay's own claim/ack/nack transactions: "
                                                          "off (default: a crash may lose an ack, the message is delivered again), "
                                                          "local, remote_write, on, remote_apply")
+        ("claim-mode", po::value<std::string>(), "locked|leased|auto: locked holds each batch in one transaction "
+                                                 "(once.claim_locked, no lease write); leased takes a lease and "
+                                                 "extends it for slow sinks; auto (default) is leased for http, "
+                                                 "locked for the others")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
         ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
@@ -113,6 +117,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     str("metrics", o.metrics);
     str("log-level", o.log_level);
     str("synchronous-commit", o.synchronous_commit);
+    str("claim-mode", o.claim_mode);
     if (vm.count("topics")) o.topics = split_list(vm["topics"].as<std::string>());
     if (vm.count("batch")) o.batch = vm["batch"].as<int>();
     if (vm.count("max-in-flight")) o.max_in_flight = vm["max-in-flight"].as<int>();
@@ -155,6 +160,8 @@ void validate(const Options& o) {
     for (auto* c : commits) commit_ok |= (o.synchronous_commit == c);
     if (!commit_ok)
         throw bad("--synchronous-commit \"" + o.synchronous_commit + "\": use off, local, remote_write, on or remote_apply");
+    if (o.claim_mode != "auto" && o.claim_mode != "locked" && o.claim_mode != "leased")
+        throw bad("--claim-mode \"" + o.claim_mode + "\": use locked, leased or auto");
     static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
     bool level_ok = false;
     for (auto* l : levels) level_ok |= (o.log_level == l);
@@ -175,6 +182,14 @@ void validate(const Options& o) {
     }
 }
 
+ClaimMode resolve_claim_mode(const std::string& option, const std::string& sink_kind) {
+    if (option == "locked") return ClaimMode::locked;
+    if (option == "leased") return ClaimMode::leased;
+    return sink_kind == "http" ? ClaimMode::leased : ClaimMode::locked;
+}
+
+const char* claim_mode_name(ClaimMode m) { return m == ClaimMode::locked ? "locked" : "leased"; }
+
 namespace {
 
 // The settings a SIGHUP reload cannot change (the connections, the metrics listener and the
@@ -187,6 +202,7 @@ void for_each_restart_only(Visit&& visit) {
     visit("metrics", &Options::metrics);
     visit("connect-timeout", &Options::connect_timeout);
     visit("synchronous-commit", &Options::synchronous_commit);
+    visit("claim-mode", &Options::claim_mode);
 }
 
 }  // namespace

@@ -143,6 +143,26 @@ TEST(Options, ReloadKeepsTheRunningRestartOnlySettings) {
     EXPECT_TRUE(restart_only_changes(running, fresh).empty());
 }
 
+TEST(Options, ClaimMode) {
+    EXPECT_EQ(parse({"--db", "x", "--sink", "stdout:"}).claim_mode, "auto");
+    EXPECT_EQ(parse({"--db", "x", "--sink", "stdout:", "--claim-mode", "leased"}).claim_mode, "leased");
+    EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--claim-mode", "lazy"}).find("--claim-mode \"lazy\""),
+              std::string::npos);
+    TempFile f("db = x\nsink = stdout:\nclaim-mode = locked\n");
+    EXPECT_EQ(parse({"--config", f.path}).claim_mode, "locked");
+    // auto: locked for the sinks that answer fast, leased for http (answers as slow as a lease)
+    for (const char* kind : {"nats", "postgresql", "stdout"})
+        EXPECT_EQ(resolve_claim_mode("auto", kind), ClaimMode::locked) << kind;
+    EXPECT_EQ(resolve_claim_mode("auto", "http"), ClaimMode::leased);
+    EXPECT_EQ(resolve_claim_mode("locked", "http"), ClaimMode::locked);
+    EXPECT_EQ(resolve_claim_mode("leased", "nats"), ClaimMode::leased);
+    // the connections are set up once: a reload keeps the running mode
+    Options running = parse({"--db", "x", "--sink", "stdout:"});
+    Options fresh = parse({"--db", "x", "--sink", "stdout:", "--claim-mode", "leased"});
+    EXPECT_EQ(keep_restart_only(running, fresh), (std::vector<std::string>{"claim-mode"}));
+    EXPECT_EQ(fresh.claim_mode, "auto");
+}
+
 TEST(Options, SplitList) {
     EXPECT_EQ(split_list(" a.* , ,b.> ,"), (std::vector<std::string>{"a.*", "b.>"}));
     EXPECT_TRUE(split_list("").empty());
