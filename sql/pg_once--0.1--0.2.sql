@@ -166,3 +166,20 @@ DROP FUNCTION once._saga_decide(jsonb, jsonb, jsonb);
 DROP FUNCTION once._saga_check_id(text);
 DROP FUNCTION once._saga_unknown(text);
 DROP FUNCTION once._saga_ms(timestamptz);
+
+-- ---------------------------------------------------------------------------------------
+-- Outbox under load (issue 10): a claim for some topics walks only those topics' messages
+-- (index on topic and claim position), and once.claim_locked takes messages in the caller's
+-- transaction with no lease write (the lock is the lease).
+CREATE INDEX outbox_topic ON once.outbox (topic, (COALESCE(pos, id)));
+
+CREATE FUNCTION once.claim_locked(
+    relay  text,
+    batch  integer DEFAULT 100,
+    topics text[]  DEFAULT NULL)
+RETURNS SETOF once.message
+AS 'MODULE_PATHNAME', 'once_claim_locked' LANGUAGE C VOLATILE ROWS 100;
+COMMENT ON FUNCTION once.claim_locked(text, integer, text[]) IS
+    'Take up to batch ready messages in the caller''s transaction (no lease: the transaction''s lock is it); ack, nack or dead each before COMMIT, or ROLLBACK to give them all back';
+REVOKE ALL ON FUNCTION once.claim_locked(text, integer, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.claim_locked(text, integer, text[]) TO once_relay;

@@ -8,7 +8,9 @@
 --  * claims walk the primary key (time-ordered v7 ids) and, for the few messages whose claim
 --    position is not their id (delayed, retried, dead), a partial index on pos, both from a
 --    per-backend low watermark, so dead index entries left by acked rows that VACUUM cannot
---    yet remove (an old snapshot elsewhere) are skipped, not walked each claim.
+--    yet remove (an old snapshot elsewhere) are skipped, not walked each claim;
+--  * a claim for some topics walks (topic, claim position) instead, one topic at a time, so
+--    another topic's backlog costs it nothing (0.2).
 
 CREATE TABLE once.outbox (
     id          uuid        NOT NULL,              -- message id (UUID v7 unless the producer chose one)
@@ -41,6 +43,8 @@ CREATE TABLE once.outbox (
 -- retried, redriven, dead and explicitly numbered messages have a pos and are in this index.
 CREATE INDEX outbox_pos ON once.outbox (pos) WHERE pos IS NOT NULL;
 CREATE INDEX outbox_key ON once.outbox (key, key_seq) WHERE key IS NOT NULL;
+-- Topic-filtered claims (0.2): each wanted topic's messages in claim position order.
+CREATE INDEX outbox_topic ON once.outbox (topic, (COALESCE(pos, id)));
 COMMENT ON TABLE once.outbox IS
     'Messages not yet acknowledged (ready, delayed, in flight or dead); acked rows are deleted';
 REVOKE ALL ON TABLE once.outbox FROM PUBLIC;
@@ -125,6 +129,15 @@ RETURNS SETOF once.message
 AS 'MODULE_PATHNAME', 'once_claim' LANGUAGE C VOLATILE ROWS 100;
 COMMENT ON FUNCTION once.claim(text, integer, interval, text[]) IS
     'Lease up to batch ready messages (oldest first, one per key at a time) to relay';
+
+CREATE FUNCTION once.claim_locked(
+    relay  text,
+    batch  integer DEFAULT 100,
+    topics text[]  DEFAULT NULL)
+RETURNS SETOF once.message
+AS 'MODULE_PATHNAME', 'once_claim_locked' LANGUAGE C VOLATILE ROWS 100;
+COMMENT ON FUNCTION once.claim_locked(text, integer, text[]) IS
+    'Take up to batch ready messages in the caller''s transaction (no lease: the transaction''s lock is it); ack, nack or dead each before COMMIT, or ROLLBACK to give them all back';
 
 CREATE FUNCTION once.ack(relay text, ids uuid[]) RETURNS integer
 AS 'MODULE_PATHNAME', 'once_ack' LANGUAGE C VOLATILE;
@@ -318,6 +331,7 @@ $$;
 REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
     once.send_many(text, jsonb[], text[]),
     once.claim(text, integer, interval, text[]),
+    once.claim_locked(text, integer, text[]),
     once.ack(text, uuid[]),
     once.nack(text, uuid, text, interval),
     once.dead(text, uuid, text),
@@ -329,6 +343,7 @@ REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
 GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
     once.send_many(text, jsonb[], text[]) TO once_producer;
 GRANT EXECUTE ON FUNCTION once.claim(text, integer, interval, text[]),
+    once.claim_locked(text, integer, text[]),
     once.ack(text, uuid[]),
     once.nack(text, uuid, text, interval),
     once.dead(text, uuid, text),

@@ -52,6 +52,18 @@ void validate(std::string_view s, bool pattern) {
 void validate_topic(std::string_view topic) { validate(topic, false); }
 void validate_topic_pattern(std::string_view pattern) { validate(pattern, true); }
 
+bool is_literal_pattern(std::string_view pattern) {
+    size_t start = 0;
+    while (start <= pattern.size()) {
+        size_t end = pattern.find('.', start);
+        if (end == std::string_view::npos) end = pattern.size();
+        std::string_view token = pattern.substr(start, end - start);
+        if (token == "*" || token == ">") return false;
+        start = end + 1;
+    }
+    return true;
+}
+
 bool topic_matches(std::string_view pattern, std::string_view topic) {
     size_t p = 0, t = 0;
     for (;;) {

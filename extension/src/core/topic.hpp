@@ -17,6 +17,9 @@ void validate_topic(std::string_view topic);
 // Throw once::Error(ErrorCode::invalid_topic_pattern) naming the problem.
 void validate_topic_pattern(std::string_view pattern);
 
+// True when a (valid) pattern has no wildcard token: it matches exactly the topic it spells.
+bool is_literal_pattern(std::string_view pattern);
+
 // True when topic matches pattern (both assumed valid).
 bool topic_matches(std::string_view pattern, std::string_view topic);
 

@@ -23,7 +23,7 @@ void outbox_init();
 void outbox_mark_sent();
 bool outbox_notifier_preloaded();
 
-// Defined in outbox.cpp.
+// Defined in outbox_send.cpp.
 void outbox_define_gucs();
 
 }  // namespace once::pg

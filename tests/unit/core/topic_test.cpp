@@ -56,3 +56,15 @@ TEST(Topic, Matching) {
     EXPECT_TRUE(topic_matches("a.*.c.>", "a.b.c.d.e"));
     EXPECT_FALSE(topic_matches("a.*.c.>", "a.b.c"));
 }
+
+// A claim looks literal patterns up directly in the topic index and enumerates the outbox's
+// topics only for wildcard patterns: a token that merely contains '*' or '>' is not a wildcard.
+TEST(Topic, LiteralPatterns) {
+    EXPECT_TRUE(once::is_literal_pattern("order.created"));
+    EXPECT_TRUE(once::is_literal_pattern("t"));
+    EXPECT_FALSE(once::is_literal_pattern("order.*"));
+    EXPECT_FALSE(once::is_literal_pattern("order.>"));
+    EXPECT_FALSE(once::is_literal_pattern("*.created"));
+    EXPECT_FALSE(once::is_literal_pattern(">"));
+    EXPECT_FALSE(once::is_literal_pattern("a.*.c"));
+}

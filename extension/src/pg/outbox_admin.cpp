@@ -1,0 +1,31 @@
+// Small SQL helpers of the outbox's PL/pgSQL functions: claim positions (once.redrive) and the
+// checks of once.topic_policy.
+#include "../core/outbox_policy.hpp"
+#include "outbox_args.hpp"
+
+using namespace once;
+using namespace once::pg;
+
+ONCE_SQL_FUNCTION(once_outbox_position) {
+    TimestampTz at = PG_GETARG_TIMESTAMPTZ(0);
+    if (TIMESTAMP_NOT_FINITE(at)) throw Error(ErrorCode::invalid_interval, "position time must be finite");
+    pg_call([] { (void)GetCurrentTransactionId(); });  // the writer is visible to claims first
+    return uuid_datum(uuid_v7_at(static_cast<uint64_t>(unix_ms(at)), random10()));
+}
+
+ONCE_SQL_FUNCTION(once_outbox_validate_policy) {
+    text* topic = topic_arg(fcinfo, 0);
+    (void)topic;
+    RetryPolicy policy;
+    if (PG_ARGISNULL(1)) throw Error(ErrorCode::invalid_policy, "max_attempts must not be NULL");
+    policy.max_attempts = PG_GETARG_INT32(1);
+    if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+        throw Error(ErrorCode::invalid_policy, "backoff_base and backoff_max must not be NULL");
+    policy.backoff.base_ms = interval_ms(PG_GETARG_INTERVAL_P(2), "backoff_base", ErrorCode::invalid_policy);
+    policy.backoff.cap_ms = interval_ms(PG_GETARG_INTERVAL_P(3), "backoff_max", ErrorCode::invalid_policy);
+    validate_policy(policy);
+    if (!PG_ARGISNULL(4) && interval_ms(PG_GETARG_INTERVAL_P(4), "retention", ErrorCode::invalid_policy) <= 0)
+        throw Error(ErrorCode::invalid_policy, "retention must be positive or NULL",
+                    {}, "Pass NULL to keep no delivered history.");
+    PG_RETURN_VOID();
+}

@@ -1,0 +1,178 @@
+// The outbox entry points' shared helpers: outbox_args.hpp.
+#include "outbox_args.hpp"
+
+#include "../core/interval_ms.hpp"
+#include "../core/outbox_policy.hpp"
+#include "../core/topic.hpp"
+#include "text_args.hpp"
+
+extern "C" {
+#include "access/detoast.h"
+#include "utils/array.h"
+}
+
+#include <cstring>
+
+namespace once::pg {
+namespace {
+
+constexpr int64 kUnixEpochOffsetMs =
+    int64(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+
+UuidV7Generator& generator() {
+    static UuidV7Generator g;
+    return g;
+}
+
+}  // namespace
+
+int64 unix_ms(TimestampTz ts) { return ts / 1000 + kUnixEpochOffsetMs; }
+
+std::array<uint8_t, 10> random10() {
+    std::array<uint8_t, 10> r{};
+    if (!pg_strong_random(r.data(), r.size()))
+        throw Error(ErrorCode::internal, "could not generate random bytes for a message id");
+    return r;
+}
+
+double uniform01() {
+    uint64_t v = 0;
+    if (!pg_strong_random(&v, sizeof v)) throw Error(ErrorCode::internal, "could not generate random bytes");
+    return static_cast<double>(v >> 11) / 9007199254740992.0;  // 53 bits -> [0, 1)
+}
+
+Uuid next_id() { return generator().next(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp())), random10()); }
+
+Datum uuid_datum(const Uuid& id, MemoryContext context) {
+    auto* u = static_cast<pg_uuid_t*>(MemoryContextAlloc(context, sizeof(pg_uuid_t)));
+    std::memcpy(u->data, id.data(), UUID_LEN);
+    return UUIDPGetDatum(u);
+}
+
+Uuid to_uuid(Datum d) {
+    Uuid id;
+    std::memcpy(id.data(), DatumGetUUIDP(d)->data, UUID_LEN);
+    return id;
+}
+
+std::string uuid_text(Datum d) { return uuid_to_string(to_uuid(d)); }
+
+// Milliseconds of an interval argument; one too large for 64-bit microseconds is an error
+// `code` naming it (never a wrapped-around number).
+int64 interval_ms(const Interval* i, const char* name, ErrorCode code) {
+    std::optional<int64_t> ms = interval_to_ms(i->month, i->day, i->time);
+    if (!ms)
+        throw Error(code, std::string(name) + " is out of range",
+                    std::string(name) + " does not fit in 64-bit microseconds.",
+                    "Pass an interval such as '30 seconds'.");
+    return *ms;
+}
+
+int64 interval_arg_ms(FunctionCallInfo fcinfo, int arg, const char* name, int64 min_ms, int64 max_ms) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_interval, std::string(name) + " must not be NULL");
+    int64 ms = interval_ms(PG_GETARG_INTERVAL_P(arg), name, ErrorCode::invalid_interval);
+    if (ms < min_ms || ms > max_ms)
+        throw Error(ErrorCode::invalid_interval,
+                    std::string(name) + " is out of range",
+                    std::string(name) + " was " + std::to_string(ms) + " ms; it must be between " +
+                        std::to_string(min_ms) + " ms and " + std::to_string(max_ms) + " ms.",
+                    "Pass an interval such as '30 seconds'.");
+    return ms;
+}
+
+text* topic_arg(FunctionCallInfo fcinfo, int arg) {
+    return validated_text_arg(fcinfo, arg,
+                              {ErrorCode::invalid_topic, "topic must not be NULL",
+                               "Name the topic, e.g. 'order.created'."},
+                              validate_topic);
+}
+
+text* relay_arg(FunctionCallInfo fcinfo, int arg) {
+    return validated_text_arg(fcinfo, arg,
+                              {ErrorCode::invalid_relay, "relay name must not be NULL",
+                               "Name the relay process, e.g. 'host-1:4711'."},
+                              validate_relay);
+}
+
+// jsonb bytes of a (possibly toasted) datum, without detoasting it.
+int64 jsonb_bytes(Datum raw) {
+    return static_cast<int64>(pg_call([&] { return toast_raw_datum_size(raw); }) - VARHDRSZ);
+}
+
+// Checks a payload datum (possibly toasted) and returns it detoasted. `headers_bytes`: the
+// message's headers, which count toward once.max_payload_bytes with the payload.
+Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes) {
+    int64 bytes = jsonb_bytes(raw);
+    if (bytes + headers_bytes > max_payload_bytes)
+        throw Error(ErrorCode::payload_too_large, what + (headers_bytes > 0 ? " and headers are" : " is") + " too large",
+                    what + " has " + std::to_string(bytes) + " bytes" +
+                        (headers_bytes > 0 ? ", headers " + std::to_string(headers_bytes) + " bytes" : std::string()) +
+                        "; once.max_payload_bytes (payload and headers together) is " +
+                        std::to_string(max_payload_bytes) + ".",
+                    "Store large documents elsewhere and send a reference, or raise once.max_payload_bytes.");
+    Jsonb* payload = pg_call([&] { return DatumGetJsonbP(raw); });
+    if (JB_ROOT_IS_SCALAR(payload)) {
+        bool is_null = pg_call([&] {
+            JsonbValue* v = getIthJsonbValueFromContainer(&payload->root, 0);
+            return v != nullptr && v->type == jbvNull;
+        });
+        if (is_null)
+            throw Error(ErrorCode::invalid_payload, what + " must not be JSON null", {},
+                        "Send an object such as '{\"order_id\": 42}'.");
+    }
+    return payload;
+}
+
+Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg)) return nullptr;
+    Jsonb* headers = PG_GETARG_JSONB_P(arg);
+    if (JB_ROOT_IS_SCALAR(headers) || !JB_ROOT_IS_OBJECT(headers))
+        throw Error(ErrorCode::invalid_headers, "headers must be a JSON object",
+                    JB_ROOT_IS_ARRAY(headers) && !JB_ROOT_IS_SCALAR(headers) ? "headers was an array."
+                                                                            : "headers was a scalar.",
+                    "Pass an object such as '{\"traceparent\": \"00-...\"}' or NULL.");
+    return headers;
+}
+
+// Elements of a uuid[] argument: non-NULL array of 0..kMaxClaimBatch non-NULL ids (an empty
+// batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...)))).
+std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_message_ids, "ids must not be NULL", {},
+                    "Pass the ids returned by once.claim.");
+    ArrayType* array = PG_GETARG_ARRAYTYPE_P(arg);
+    Datum* elems = nullptr;
+    bool* nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(array, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR, &elems, &nulls, &n); });
+    if (n > kMaxClaimBatch)
+        throw Error(ErrorCode::invalid_message_ids, "too many ids",
+                    std::to_string(n) + " ids; the limit is " + std::to_string(kMaxClaimBatch) + ".");
+    for (int i = 0; i < n; ++i)
+        if (nulls[i])
+            throw Error(ErrorCode::invalid_message_ids, "ids must not contain NULL",
+                        "Element " + std::to_string(i + 1) + " is NULL.");
+    return std::vector<Datum>(elems, elems + n);
+}
+
+ArrayType* topic_patterns_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg)) return nullptr;
+    ArrayType* topics = PG_GETARG_ARRAYTYPE_P(arg);
+    Datum* elems = nullptr;
+    bool* nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(topics, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
+    if (n == 0)
+        throw Error(ErrorCode::invalid_topic_pattern, "topics must not be an empty array", {},
+                    "Pass NULL for every topic, or patterns such as '{order.>}'.");
+    for (int i = 0; i < n; ++i) {
+        if (nulls[i])
+            throw Error(ErrorCode::invalid_topic_pattern, "topics must not contain NULL",
+                        "Element " + std::to_string(i + 1) + " is NULL.");
+        validate_topic_pattern(text_view(DatumGetTextPP(elems[i])));
+    }
+    return topics;
+}
+
+}  // namespace once::pg

@@ -1,0 +1,59 @@
+// What the outbox's entry points share: message ids and positions, clocks, and the checks of
+// their arguments (every bad argument is a once::Error with its own SQLSTATE, raised before
+// anything is written). The entry points themselves are split by phase:
+//   outbox_send.cpp    once.send / send_many (producers)
+//   outbox_claim.cpp   once.claim / claim_locked (the scan, its watermark, the plans)
+//   outbox_settle.cpp  once.ack / nack / dead / extend (leased and lock-held messages)
+//   outbox_admin.cpp   small SQL helpers: topic patterns, positions, policy checks
+#pragma once
+
+#include "../core/error.hpp"
+#include "../core/uuid_v7.hpp"
+#include "guard.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace once::pg {
+
+constexpr int64 kMaxLeaseMs = int64(24) * 3600 * 1000;
+constexpr int64 kMaxRetryAfterMs = int64(365) * 24 * 3600 * 1000;
+constexpr int64 kMaxDeliverAheadMs = int64(3653) * 24 * 3600 * 1000;  // 10 years
+
+// once.max_payload_bytes (outbox_send.cpp defines the setting).
+extern int max_payload_bytes;
+
+// Unix milliseconds of a PostgreSQL timestamp (the clock of v7 uuids).
+int64 unix_ms(TimestampTz ts);
+std::array<uint8_t, 10> random10();
+double uniform01();  // [0, 1), for backoff jitter
+Uuid next_id();      // a fresh message id: UUID v7 of now, monotonic in this backend
+
+Datum uuid_datum(const Uuid& id, MemoryContext context = CurrentMemoryContext);
+Uuid to_uuid(Datum d);
+std::string uuid_text(Datum d);
+
+// Milliseconds of an interval; one too large for 64-bit microseconds is an Error `code`
+// naming it (never a wrapped-around number).
+int64 interval_ms(const Interval* i, const char* name, ErrorCode code);
+// Interval argument `arg` in milliseconds, NULL or outside [min_ms, max_ms] an error (ON209).
+int64 interval_arg_ms(FunctionCallInfo fcinfo, int arg, const char* name, int64 min_ms, int64 max_ms);
+
+text* topic_arg(FunctionCallInfo fcinfo, int arg);
+text* relay_arg(FunctionCallInfo fcinfo, int arg);
+// The topics argument of a claim: NULL (every topic) or a non-empty array of valid patterns.
+ArrayType* topic_patterns_arg(FunctionCallInfo fcinfo, int arg);
+// jsonb bytes of a (possibly toasted) datum, without detoasting it.
+int64 jsonb_bytes(Datum raw);
+// Checks a payload datum (possibly toasted) and returns it detoasted. `headers_bytes`: the
+// message's headers, which count toward once.max_payload_bytes with the payload.
+Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes = 0);
+Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg);
+// Elements of a uuid[] argument: non-NULL array of 0..kMaxClaimBatch non-NULL ids (an empty
+// batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...)))).
+std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg);
+
+}  // namespace once::pg

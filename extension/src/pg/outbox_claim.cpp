@@ -1,0 +1,396 @@
+// Relays take messages: once.claim (leased) and once.claim_locked (held by the caller's
+// transaction). Both pick the same messages the same way; they differ in what they write.
+//
+//  * once.claim marks each message as leased to the relay until now() + lease (a HOT update
+//    of unindexed columns) and commits; the relay settles it later in its own transaction.
+//    For slow sinks: no transaction stays open while the sink works.
+//  * once.claim_locked deletes the messages in the caller's transaction and hands them out;
+//    the caller settles them before COMMIT (outbox_locked.hpp). For fast sinks: one
+//    transaction, one write per message, like a hand-written DELETE ... SKIP LOCKED queue.
+//
+// Which messages. Due (visible_at <= now), oldest claim position first, and only the oldest
+// unfinished message of a key: a keyed message is taken only when no message of its key with
+// a smaller key_seq is left in the outbox (in flight, waiting for a retry, or dead), so one
+// message per key is out at a time. A message's claim position is its id (time-ordered v7)
+// unless it was delayed, retried, redriven or numbered by its producer: then pos.
+//
+// Where the scan walks. Without a topic filter: the primary key (messages claimed in id
+// order) and the partial pos index (the few others), each from a per-backend low watermark.
+// With topics: the index on (topic, claim position), one ordered scan per wanted topic, so a
+// relay for one topic never walks another topic's backlog (issue 10). Wanted topics are the
+// literal ones named, or for wildcard patterns the outbox's distinct topics (a skip scan of
+// the same index: one descent per topic) that match.
+//
+// The low watermark: the claim position of the oldest live row, capped by the start of the
+// oldest transaction in this database that holds an xid (it may still commit rows with older
+// positions). Index entries of acked rows below it are never visited again, so an old
+// snapshot that stops VACUUM from removing them does not slow claims down. It moves forward
+// at most every 100 ms and is recomputed from scratch every 10 s (which also picks up
+// prepared transactions).
+#include "../core/outbox_policy.hpp"
+#include "../core/topic.hpp"
+#include "outbox_args.hpp"
+#include "outbox_locked.hpp"
+#include "spi.hpp"
+#include "text_args.hpp"
+
+extern "C" {
+#include "utils/array.h"
+#include "utils/backend_status.h"
+#include "utils/guc.h"
+}
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace once::pg {
+namespace {
+
+struct Watermark {
+    bool valid = false;
+    Uuid low{};
+    TimestampTz refreshed = 0;
+    TimestampTz full_refresh = 0;
+};
+Watermark watermark;
+
+constexpr int64 kWatermarkStepUs = 100 * 1000;         // move forward at most every 100 ms
+constexpr int64 kWatermarkFullUs = 10 * 1000 * 1000;  // recompute from scratch every 10 s
+
+SavedPlan first_live_plan(
+    "SELECT LEAST("
+    "  (SELECT o.id FROM once.outbox o"
+    "    WHERE o.pos IS NULL AND o.id OPERATOR(pg_catalog.>=) $1 ORDER BY o.id LIMIT 1),"
+    "  (SELECT o.pos FROM once.outbox o"
+    "    WHERE o.pos IS NOT NULL AND o.pos OPERATOR(pg_catalog.>=) $1 ORDER BY o.pos LIMIT 1))",
+    {UUIDOID});
+
+// Start of the oldest transaction of this database that holds an xid (it may commit rows
+// whose positions lie in the past), or `now`.
+TimestampTz oldest_writer_start(TimestampTz now) {
+    return pg_call([&] {
+        TimestampTz oldest = now;
+        pgstat_clear_backend_activity_snapshot();
+        int n = pgstat_fetch_stat_numbackends();
+        for (int i = 1; i <= n; ++i) {
+            LocalPgBackendStatus* e = pgstat_fetch_stat_local_beentry(i);
+            if (e == nullptr || !TransactionIdIsValid(e->backend_xid)) continue;
+            if (e->backendStatus.st_databaseid != MyDatabaseId) continue;
+            TimestampTz start = e->backendStatus.st_xact_start_timestamp;
+            if (start != 0 && start < oldest) oldest = start;
+        }
+        pgstat_clear_backend_activity_snapshot();
+        return oldest;
+    });
+}
+
+// A queue table's statistics are often stale (empty at the last ANALYZE, 100k rows now). The
+// claim and watermark queries must walk their index in order and stop at LIMIT whatever the
+// estimates say, so they run with bitmap scans, sequential scans and explicit sorts disabled,
+// and without JIT (restored after).
+class IndexOrderPlans {
+public:
+    IndexOrderPlans() {
+        nest_level_ = pg_call([] {
+            int level = NewGUCNestLevel();
+            set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                              true, 0, false);
+            set_config_option("enable_sort", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                              false);
+            set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
+                              0, false);
+            // the disabled paths' costs would otherwise trigger JIT compilation (~0.5 s)
+            set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+            return level;
+        });
+    }
+    // Called on success; after an error, (sub)transaction abort restores the settings.
+    void restore() {
+        int level = nest_level_;
+        pg_call([&] { AtEOXact_GUC(true, level); });
+    }
+
+private:
+    int nest_level_;
+};
+
+// The lowest position a claim must look at. Uuid{} (nil) means "from the start".
+Uuid claim_low_watermark() {
+    if (IsolationUsesXactSnapshot()) return Uuid{};  // old snapshot: rows committed since are unseen
+    TimestampTz now = GetCurrentTimestamp();
+    const bool full = !watermark.valid || now - watermark.full_refresh >= kWatermarkFullUs;
+    if (!full && now - watermark.refreshed < kWatermarkStepUs) return watermark.low;
+
+    // Read the clock and the writers before the table (whose snapshot is taken after): a row
+    // missing from that snapshot belongs to a writer seen here or is positioned after `now`.
+    TimestampTz oldest = oldest_writer_start(now);
+    Uuid cap = uuid_v7_floor(static_cast<uint64_t>(unix_ms(oldest) - 1));
+    Uuid from{};
+    from[15] = 1;  // just above nil: dead letters (pos = nil) are never scanned
+    if (!full) from = watermark.low;
+    Datum values[] = {uuid_datum(from)};
+    uint64 n;
+    {
+        IndexOrderPlans hints;
+        {
+            AsExtensionOwner owner;
+            n = first_live_plan.execute(values, nullptr, 1);
+        }
+        hints.restore();
+    }
+    Uuid low = cap;
+    Datum v;
+    if (n == 1 && spi_value(0, 1, &v)) {
+        Uuid first = to_uuid(v);
+        if (first < low) low = first;
+    }
+    if (!full && low < watermark.low) low = watermark.low;  // never move back between full refreshes
+    watermark.low = low;
+    watermark.valid = true;
+    watermark.refreshed = now;
+    if (full) watermark.full_refresh = now;
+    return low;
+}
+
+// ----------------------------------------------------------------------------- the claim SQL
+//
+// Parameters of every claim statement:
+//   $1 low watermark, $2 high position (end of this millisecond: later ones are delayed),
+//   $3 batch, $4 relay, $5 topic patterns (NULL: every topic), $6 lease (claim only),
+//   $7 keys this transaction holds unsettled (claim_locked: what follows them must wait),
+//   $8 the topics to scan when every pattern is literal (NULL: enumerate and match $5).
+// Each scan is ORDER BY + LIMIT + FOR UPDATE SKIP LOCKED on one index, run with the plan
+// shapes IndexOrderPlans forces. Rows a scan locked beyond the batch stay locked, untouched,
+// until the transaction ends.
+
+// Due, and the oldest unfinished message of its key (alias o).
+const std::string kClaimable = R"(
+       AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.now()
+       AND (o.key IS NULL
+            OR (NOT o.key OPERATOR(pg_catalog.=) ANY ($7::pg_catalog.text[])
+                AND NOT EXISTS (SELECT 1 FROM once.outbox e
+                                 WHERE e.key OPERATOR(pg_catalog.=) o.key AND e.key IS NOT NULL
+                                   AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq))))";
+
+// Its attempts are used up (a lease expired on the last one): it becomes a dead letter.
+const std::string kExhausted = R"(
+       o.attempt OPERATOR(pg_catalog.>=)
+         COALESCE((SELECT p.max_attempts FROM once.outbox_topic_policies p
+                    WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) AS exhausted)";
+
+// Candidates c(tid, sort, exhausted) of every topic: the pos index and the primary key.
+const std::string kEveryTopic = R"(
+WITH moved AS (
+  SELECT o.ctid AS tid, o.pos AS sort,)" + kExhausted + R"(
+    FROM once.outbox o
+   WHERE o.pos IS NOT NULL
+     AND o.pos OPERATOR(pg_catalog.>=) $1 AND o.pos OPERATOR(pg_catalog.<) $2)" + kClaimable + R"(
+   ORDER BY o.pos LIMIT $3
+   FOR UPDATE OF o SKIP LOCKED),
+ plain AS (
+  SELECT o.ctid AS tid, o.id AS sort,)" + kExhausted + R"(
+    FROM once.outbox o
+   WHERE o.pos IS NULL
+     AND o.id OPERATOR(pg_catalog.>=) $1 AND o.id OPERATOR(pg_catalog.<) $2)" + kClaimable + R"(
+   ORDER BY o.id LIMIT $3
+   FOR UPDATE OF o SKIP LOCKED),
+ c AS (SELECT * FROM (SELECT * FROM moved UNION ALL SELECT * FROM plain) m ORDER BY m.sort LIMIT $3),)";
+
+// Candidates c of the wanted topics: one scan of outbox_topic per topic.
+const std::string kSomeTopics = R"(
+WITH RECURSIVE present(topic) AS (
+    SELECT (SELECT o.topic FROM once.outbox o WHERE $8::pg_catalog.text[] IS NULL
+             ORDER BY o.topic LIMIT 1)
+  UNION ALL
+    SELECT (SELECT o.topic FROM once.outbox o WHERE o.topic OPERATOR(pg_catalog.>) p.topic
+             ORDER BY o.topic LIMIT 1)
+      FROM present p WHERE p.topic IS NOT NULL),
+ wanted AS (
+    SELECT p.topic FROM present p
+     WHERE p.topic IS NOT NULL AND once._outbox_topics_match($5, p.topic)
+  UNION ALL
+    SELECT t.topic FROM pg_catalog.unnest($8::pg_catalog.text[]) AS t(topic)),
+ c AS (
+  SELECT x.* FROM wanted w CROSS JOIN LATERAL (
+    SELECT o.ctid AS tid, COALESCE(o.pos, o.id) AS sort,)" + kExhausted + R"(
+      FROM once.outbox o
+     WHERE o.topic OPERATOR(pg_catalog.=) w.topic
+       AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
+       AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.<) $2)" + kClaimable + R"(
+     ORDER BY COALESCE(o.pos, o.id) LIMIT $3
+     FOR UPDATE OF o SKIP LOCKED) x
+  ORDER BY x.sort LIMIT $3),)";
+
+// The exhausted candidates become dead letters.
+const std::string kDeadTail = R"(
+ dead AS (
+  UPDATE once.outbox o
+     SET dead_at = pg_catalog.now(), visible_at = 'infinity',
+         pos = '00000000-0000-0000-0000-000000000000', relay = NULL,
+         last_error = COALESCE(o.last_error OPERATOR(pg_catalog.||) '; ', '')
+                      OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)
+                      o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '
+                      OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')'
+    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND c.exhausted
+  RETURNING 1),)";
+
+// once.claim: lease the others to the relay.
+const std::string kLeaseTail = kDeadTail + R"(
+ u AS (
+  UPDATE once.outbox o
+     SET attempt = o.attempt OPERATOR(pg_catalog.+) 1, relay = $4,
+         visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $6
+    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted
+  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, c.sort)
+SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at
+  FROM u ORDER BY u.sort)";
+
+// once.claim_locked: delete the others in this transaction (and write the delivered history
+// of topics that keep one now: a give-back removes it again).
+const std::string kDeleteTail = kDeadTail + R"(
+ d AS (
+  DELETE FROM once.outbox o USING c
+   WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted
+  RETURNING o.id, o.topic, o.key, o.payload, o.headers,
+            o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq, c.sort),
+ h AS (
+  INSERT INTO once.outbox_delivered
+         (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
+  SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, $4,
+         pg_catalog.now() OPERATOR(pg_catalog.+) p.retention
+    FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic
+   WHERE p.retention IS NOT NULL)
+SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.key_seq
+  FROM d ORDER BY d.sort)";
+
+const std::initializer_list<Oid> kClaimTypes = {UUIDOID,    UUIDOID,     INT4OID,      TEXTOID,
+                                                TEXTARRAYOID, INTERVALOID, TEXTARRAYOID, TEXTARRAYOID};
+const std::string kLeaseEvery = kEveryTopic + kLeaseTail;
+const std::string kLeaseSome = kSomeTopics + kLeaseTail;
+const std::string kDeleteEvery = kEveryTopic + kDeleteTail;
+const std::string kDeleteSome = kSomeTopics + kDeleteTail;
+SavedPlan lease_every_plan(kLeaseEvery.c_str(), kClaimTypes);
+SavedPlan lease_some_plan(kLeaseSome.c_str(), kClaimTypes);
+SavedPlan delete_every_plan(kDeleteEvery.c_str(), kClaimTypes);
+SavedPlan delete_some_plan(kDeleteSome.c_str(), kClaimTypes);
+
+enum class ClaimMode { leased, locked };
+
+// The literal topics of `patterns` (deduplicated) when none has a wildcard, else nullptr.
+ArrayType* literal_topics(ArrayType* patterns) {
+    Datum* elems = nullptr;
+    bool* nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(patterns, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
+    std::vector<std::string_view> topics;
+    for (int i = 0; i < n; ++i) {
+        std::string_view t = text_view(DatumGetTextPP(elems[i]));
+        if (!is_literal_pattern(t)) return nullptr;
+        topics.push_back(t);
+    }
+    std::sort(topics.begin(), topics.end());
+    topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
+    std::vector<Datum> values;
+    for (std::string_view t : topics) values.push_back(text_datum(t));
+    return pg_call([&] {
+        return construct_array(values.data(), static_cast<int>(values.size()), TEXTOID, -1, false, TYPALIGN_INT);
+    });
+}
+
+ArrayType* text_array(const std::vector<std::string>& items) {
+    std::vector<Datum> values;
+    for (const std::string& s : items) values.push_back(text_datum(s));
+    return pg_call([&] {
+        return construct_array(values.data(), static_cast<int>(values.size()), TEXTOID, -1, false, TYPALIGN_INT);
+    });
+}
+
+// Runs the claim; its rows are in SPI_tuptable. `lease` is 0 for claim_locked.
+uint64 run_claim(ClaimMode mode, text* relay, int32 batch, ArrayType* patterns, Datum lease) {
+    Uuid low = claim_low_watermark();
+    Uuid high = uuid_v7_floor(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()) + 1));
+    ArrayType* literal = patterns ? literal_topics(patterns) : nullptr;
+    ArrayType* held = text_array(outbox_locked_keys());
+    Datum values[] = {uuid_datum(low),           uuid_datum(high),       Int32GetDatum(batch),
+                      PointerGetDatum(relay),    PointerGetDatum(patterns), lease,
+                      PointerGetDatum(held),     PointerGetDatum(literal)};
+    const char nulls[] = {' ', ' ', ' ', ' ', patterns ? ' ' : 'n', lease ? ' ' : 'n', ' ', literal ? ' ' : 'n'};
+    SavedPlan& plan = mode == ClaimMode::leased ? (patterns ? lease_some_plan : lease_every_plan)
+                                                : (patterns ? delete_some_plan : delete_every_plan);
+    uint64 n;
+    IndexOrderPlans hints;
+    {
+        AsExtensionOwner owner;
+        n = plan.execute(values, nulls);
+    }
+    hints.restore();
+    return n;
+}
+
+int32 batch_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_batch, "batch must not be NULL", {}, "Pass e.g. 100.");
+    int32 batch = PG_GETARG_INT32(arg);
+    validate_batch(batch);
+    return batch;
+}
+
+}  // namespace
+}  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+ONCE_SQL_FUNCTION(once_claim) {
+    text* relay = relay_arg(fcinfo, 0);
+    int32 batch = batch_arg(fcinfo, 1);
+    interval_arg_ms(fcinfo, 2, "lease", 1, kMaxLeaseMs);
+    ArrayType* patterns = topic_patterns_arg(fcinfo, 3);
+
+    pg_call([&] { InitMaterializedSRF(fcinfo, 0); });
+    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    SpiSession spi;
+    uint64 n = run_claim(ClaimMode::leased, relay, batch, patterns, PG_GETARG_DATUM(2));
+    pg_call([&] {
+        for (uint64 i = 0; i < n; ++i)
+            tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
+    });
+    return (Datum)0;
+}
+
+ONCE_SQL_FUNCTION(once_claim_locked) {
+    text* relay = relay_arg(fcinfo, 0);
+    int32 batch = batch_arg(fcinfo, 1);
+    ArrayType* patterns = topic_patterns_arg(fcinfo, 2);
+
+    pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    SpiSession spi;
+    uint64 n = run_claim(ClaimMode::locked, relay, batch, patterns, 0);
+    for (uint64 i = 0; i < n; ++i) {
+        Datum v[8];
+        bool isnull[8];
+        pg_call([&] { heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, v, isnull); });
+        LockedMessage m{to_uuid(v[0]), v[1], isnull[2] ? 0 : v[2], isnull[7] ? 0 : v[7], v[3],
+                        isnull[4] ? 0 : v[4], DatumGetInt32(v[5]), DatumGetTimestampTz(v[6])};
+        const LockedMessage& kept = outbox_locked_claimed(m);
+        // The result carries the kept (detoasted) values: the row's TOAST chunks are deleted.
+        Datum out[] = {v[0], kept.topic, kept.key, kept.payload, kept.headers, v[5], v[6]};
+        bool out_null[] = {false, false, isnull[2], false, isnull[4], false, false};
+        pg_call([&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, out_null); });
+    }
+    return (Datum)0;
+}
+
+ONCE_SQL_FUNCTION(once_outbox_topics_match) {
+    ArrayType* patterns = PG_GETARG_ARRAYTYPE_P(0);
+    text* topic = PG_GETARG_TEXT_PP(1);
+    Datum* elems = nullptr;
+    bool* nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(patterns, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
+    for (int i = 0; i < n; ++i)
+        if (!nulls[i] && topic_matches(text_view(DatumGetTextPP(elems[i])), text_view(topic))) PG_RETURN_BOOL(true);
+    PG_RETURN_BOOL(false);
+}

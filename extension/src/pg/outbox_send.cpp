@@ -1,0 +1,235 @@
+// Producers: once.send and once.send_many write messages in the caller's transaction. Per-key
+// order is not decided here but at commit (outbox_key_order.hpp): a keyed send takes no lock,
+// so producers that send keys in any order never wait on one another.
+#include "../core/outbox_policy.hpp"
+#include "../core/topic.hpp"
+#include "outbox_args.hpp"
+#include "outbox_key_order.hpp"
+#include "outbox_notify.hpp"
+#include "spi.hpp"
+#include "text_args.hpp"
+
+extern "C" {
+#include "utils/array.h"
+#include "utils/guc.h"
+}
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace once::pg {
+
+int max_payload_bytes = 1024 * 1024;
+
+namespace {
+
+SavedPlan insert_plan(
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()))",
+    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
+
+SavedPlan insert_explicit_plan(
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()))"
+    " ON CONFLICT (id) DO NOTHING",
+    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
+
+// A repeated explicit message_id is a no-op only for the same message (issue 11, finding 6):
+// 0.1 skipped any repeat silently, so a producer could pre-empt another's id with its own
+// topic and payload. (pg_catalog operators only: no IS DISTINCT FROM, which looks up "=".)
+SavedPlan same_message_plan(
+    "SELECT o.topic OPERATOR(pg_catalog.=) $2"
+    "   AND COALESCE(o.key OPERATOR(pg_catalog.=) $3, o.key IS NULL AND $3 IS NULL)"
+    "   AND o.payload OPERATOR(pg_catalog.=) $4"
+    "   AND COALESCE(o.headers OPERATOR(pg_catalog.=) $5, o.headers IS NULL AND $5 IS NULL)"
+    "  FROM once.outbox o WHERE o.id OPERATOR(pg_catalog.=) $1",
+    {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID});
+
+SavedPlan insert_many_plan(
+    "INSERT INTO once.outbox (id, topic, key, key_seq, payload, visible_at)"
+    " SELECT u.id, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
+    "   FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
+    "                  pg_catalog.unnest($5)) AS u(id, key, key_seq, payload)",
+    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID});
+
+}  // namespace
+
+void outbox_define_gucs() {
+    DefineCustomIntVariable(
+        "once.max_payload_bytes", "Largest outbox payload (jsonb bytes) once.send accepts.",
+        "Larger payloads are refused with SQLSTATE ON202.", &max_payload_bytes, 1024 * 1024, 16,
+        256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+}
+
+}  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+ONCE_SQL_FUNCTION(once_send) {
+    text* topic = topic_arg(fcinfo, 0);
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_payload, "payload must not be NULL", {},
+                    "Send an object such as '{\"order_id\": 42}'.");
+    Jsonb* payload = checked_payload(PG_GETARG_DATUM(1), "payload", PG_ARGISNULL(3) ? 0 : jsonb_bytes(PG_GETARG_DATUM(3)));
+    text* key = nullptr;
+    if (!PG_ARGISNULL(2)) {
+        key = PG_GETARG_TEXT_PP(2);
+        validate_message_key(text_view(key));
+    }
+    Jsonb* headers = headers_arg(fcinfo, 3);
+    const bool has_deliver_at = !PG_ARGISNULL(4);
+    TimestampTz deliver_at = has_deliver_at ? PG_GETARG_TIMESTAMPTZ(4) : 0;
+    if (has_deliver_at && TIMESTAMP_NOT_FINITE(deliver_at))
+        throw Error(ErrorCode::invalid_interval, "deliver_at must be a finite time", {},
+                    "Pass NULL to deliver at once.");
+    // (the claim position holds 48-bit Unix milliseconds: far-future times would wrap)
+    if (has_deliver_at && deliver_at > GetCurrentTransactionStartTimestamp() + kMaxDeliverAheadMs * 1000)
+        throw Error(ErrorCode::invalid_interval, "deliver_at is too far in the future",
+                    "deliver_at may lie at most " + std::to_string(kMaxDeliverAheadMs / (24 * 3600 * 1000)) +
+                        " days after the start of the transaction.",
+                    "Schedule far-future work elsewhere and send the message closer to its time.");
+    const bool explicit_id = !PG_ARGISNULL(5);
+
+    SpiSession spi;
+    // The transaction gets its xid before the id is generated: a claim's low watermark never
+    // passes an id that may still be committed (see claim_low_watermark).
+    pg_call([] { (void)GetCurrentTransactionId(); });
+    TimestampTz wall = GetCurrentTimestamp();
+    Uuid generated = next_id();
+    // (allocated in the caller's context: it is the result, returned after SPI has finished)
+    Datum id = explicit_id ? PG_GETARG_DATUM(5) : uuid_datum(generated, spi.caller_context());
+    // The claim position: the id itself (pos NULL), or deliver_at when that lies in the
+    // future, or a fresh v7 uuid when the producer chose the id.
+    const bool delayed = has_deliver_at && deliver_at > wall;
+    const bool has_pos = delayed || explicit_id;
+    Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
+    // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
+    Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
+    Datum values[] = {id, uuid_datum(pos), PointerGetDatum(topic), PointerGetDatum(key), key_seq,
+                      PointerGetDatum(payload), PointerGetDatum(headers), TimestampTzGetDatum(deliver_at)};
+    const char nulls[] = {' ', has_pos ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
+                          headers ? ' ' : 'n', has_deliver_at ? ' ' : 'n'};
+    uint64 inserted;
+    {
+        AsExtensionOwner owner;
+        inserted = (explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
+    }
+    if (explicit_id && inserted == 0) {
+        Datum same_values[] = {id, PointerGetDatum(topic), PointerGetDatum(key), PointerGetDatum(payload),
+                               PointerGetDatum(headers)};
+        const char same_nulls[] = {' ', ' ', key ? ' ' : 'n', ' ', headers ? ' ' : 'n'};
+        uint64 found;
+        {
+            AsExtensionOwner owner;
+            found = same_message_plan.execute(same_values, same_nulls, 1);
+        }
+        Datum same;
+        if (found == 1 && spi_value(0, 1, &same) && !DatumGetBool(same))
+            throw Error(ErrorCode::message_id_conflict, "message_id was already used for another message",
+                        "The outbox holds a message with this id and another topic, key, payload or headers.",
+                        "Derive message ids from everything that identifies the message, or let "
+                        "once.send choose the id (pass no message_id).");
+    }
+    if (inserted == 1) {
+        if (key != nullptr) outbox_key_order_sent(key, to_uuid(id), generated);
+        outbox_mark_sent();
+    }
+    return id;
+}
+
+ONCE_SQL_FUNCTION(once_send_many) {
+    text* topic = topic_arg(fcinfo, 0);
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_payload, "payloads must not be NULL", {},
+                    "Pass an array of JSON payloads.");
+    ArrayType* payloads = PG_GETARG_ARRAYTYPE_P(1);
+    Datum* payload_elems = nullptr;
+    bool* payload_nulls = nullptr;
+    int n = 0;
+    pg_call([&] { deconstruct_array(payloads, JSONBOID, -1, false, TYPALIGN_INT, &payload_elems, &payload_nulls, &n); });
+    if (n > kMaxSendMany)
+        throw Error(ErrorCode::invalid_batch, "too many payloads",
+                    std::to_string(n) + " payloads; once.send_many takes at most " +
+                        std::to_string(kMaxSendMany) + ".",
+                    "Split the array into several calls.");
+    if (ARR_NDIM(payloads) > 1)
+        throw Error(ErrorCode::invalid_batch, "payloads must be a one-dimensional array");
+    for (int i = 0; i < n; ++i) {
+        const std::string what = "payload " + std::to_string(i + 1);
+        if (payload_nulls[i])
+            throw Error(ErrorCode::invalid_payload, what + " is NULL", {},
+                        "Every element of payloads must be a JSON value other than null.");
+        checked_payload(payload_elems[i], what);
+    }
+
+    ArrayType* keys = PG_ARGISNULL(2) ? nullptr : PG_GETARG_ARRAYTYPE_P(2);
+    Datum* key_elems = nullptr;
+    bool* key_nulls = nullptr;
+    int nkeys = 0;
+    if (keys != nullptr) {
+        pg_call([&] { deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT, &key_elems, &key_nulls, &nkeys); });
+        if (nkeys != n)
+            throw Error(ErrorCode::invalid_batch, "keys and payloads must have the same length",
+                        "payloads has " + std::to_string(n) + " elements, keys " + std::to_string(nkeys) + ".",
+                        "Pass one key (or NULL) per payload, or keys => NULL.");
+        for (int i = 0; i < n; ++i)
+            if (!key_nulls[i]) validate_message_key(text_view(DatumGetTextPP(key_elems[i])));
+    }
+
+    std::vector<Datum> ids(n), key_seqs(n);
+    std::vector<bool> seq_nulls(n, true);
+    {
+        SpiSession spi;
+        pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
+        // Provisional key_seq = the id (strictly increasing: array order); the pre-commit step
+        // orders them after other producers' commits (outbox_key_order.hpp).
+        for (int i = 0; i < n; ++i) {
+            Uuid id = next_id();
+            ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
+            if (keys != nullptr && !key_nulls[i]) {
+                key_seqs[i] = uuid_datum(id);
+                seq_nulls[i] = false;
+            }
+        }
+        if (n > 0) {
+            ArrayType* id_array = pg_call([&] {
+                return construct_array(ids.data(), n, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
+            });
+            ArrayType* seq_array = nullptr;
+            if (keys != nullptr) {
+                std::vector<Datum> seq_values(n);
+                std::unique_ptr<bool[]> nulls(new bool[n]);
+                for (int i = 0; i < n; ++i) {
+                    seq_values[i] = seq_nulls[i] ? 0 : key_seqs[i];
+                    nulls[i] = seq_nulls[i];
+                }
+                int dims[1] = {n}, lbs[1] = {1};
+                seq_array = pg_call([&] {
+                    return construct_md_array(seq_values.data(), nulls.get(), 1, dims, lbs, UUIDOID,
+                                              UUID_LEN, false, TYPALIGN_CHAR);
+                });
+            }
+            Datum values[] = {PointerGetDatum(topic), PointerGetDatum(id_array), PointerGetDatum(keys),
+                              PointerGetDatum(seq_array), PointerGetDatum(payloads)};
+            const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' '};
+            {
+                AsExtensionOwner owner;
+                insert_many_plan.execute(values, nulls);
+            }
+            for (int i = 0; i < n; ++i)
+                if (!seq_nulls[i]) outbox_key_order_sent(DatumGetTextPP(key_elems[i]), to_uuid(ids[i]), to_uuid(key_seqs[i]));
+            outbox_mark_sent();
+        }
+    }
+    pg_call([&] {
+        InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+        auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+        for (int i = 0; i < n; ++i) {
+            bool isnull = false;
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &ids[i], &isnull);
+        }
+    });
+    return (Datum)0;
+}

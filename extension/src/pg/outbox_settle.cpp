@@ -1,0 +1,255 @@
+// Relays settle what they claimed: once.ack (delivered), once.nack (failed: retry later, or
+// dead when the attempts are used up), once.dead (refused for good), once.extend (more time).
+//
+// A leased message (once.claim) is settled only by the relay that holds its lease: a relay
+// whose lease was taken over changes nothing and is told so. A lock-held message
+// (once.claim_locked, outbox_locked.hpp) is settled in the transaction that claimed it: its
+// row is already deleted, so ack only records that it was delivered, and nack / dead write
+// it back.
+#include "../core/outbox_policy.hpp"
+#include "outbox_args.hpp"
+#include "outbox_locked.hpp"
+#include "spi.hpp"
+#include "text_args.hpp"
+
+extern "C" {
+#include "utils/array.h"
+}
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace once::pg {
+namespace {
+
+SavedPlan ack_plan(R"(
+WITH d AS (
+  DELETE FROM once.outbox o
+   WHERE o.id OPERATOR(pg_catalog.=) ANY ($2) AND o.relay OPERATOR(pg_catalog.=) $1
+     AND o.dead_at IS NULL
+  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at),
+ h AS (
+  INSERT INTO once.outbox_delivered
+         (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
+  SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, $1,
+         pg_catalog.now() OPERATOR(pg_catalog.+) p.retention
+    FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic
+   WHERE p.retention IS NOT NULL)
+SELECT pg_catalog.count(*)::pg_catalog.int4 FROM d)",
+                   {TEXTOID, UUIDARRAYOID});
+
+SavedPlan extend_plan(R"(
+UPDATE once.outbox o SET visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $3
+ WHERE o.id OPERATOR(pg_catalog.=) ANY ($2) AND o.relay OPERATOR(pg_catalog.=) $1
+   AND o.dead_at IS NULL)",
+                      {TEXTOID, UUIDARRAYOID, INTERVALOID});
+
+SavedPlan nack_lookup_plan(R"(
+SELECT o.attempt, (o.relay OPERATOR(pg_catalog.=) $1 AND o.dead_at IS NULL) IS TRUE, o.topic
+  FROM once.outbox o
+ WHERE o.id OPERATOR(pg_catalog.=) $2
+   FOR UPDATE OF o)",
+                           {TEXTOID, UUIDOID});
+
+SavedPlan policy_plan(R"(
+SELECT p.max_attempts,
+       (pg_catalog.date_part('epoch', p.backoff_base) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,
+       (pg_catalog.date_part('epoch', p.backoff_max) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8
+  FROM once.outbox_topic_policies p
+ WHERE p.topic OPERATOR(pg_catalog.=) $1)",
+                      {TEXTOID});
+
+SavedPlan nack_retry_plan(R"(
+UPDATE once.outbox SET relay = NULL, last_error = $2, visible_at = $3, pos = $4
+ WHERE id OPERATOR(pg_catalog.=) $1)",
+                          {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID});
+
+SavedPlan nack_dead_plan(R"(
+UPDATE once.outbox SET relay = NULL, last_error = $2, dead_at = pg_catalog.now(),
+       visible_at = 'infinity', pos = '00000000-0000-0000-0000-000000000000'
+ WHERE id OPERATOR(pg_catalog.=) $1)",
+                         {UUIDOID, TEXTOID});
+
+// A lock-held message given back: the deleted row written again with its attempt counted,
+// and the delivered history its claim wrote removed. $9 NULL: a retry at $3 / $4; else dead.
+SavedPlan put_back_plan(R"(
+WITH h AS (DELETE FROM once.outbox_delivered d WHERE d.id OPERATOR(pg_catalog.=) $1)
+INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
+                         topic, key, payload, headers, last_error)
+VALUES ($1, $10, COALESCE($3, 'infinity'), $11, NULL,
+        COALESCE($4, '00000000-0000-0000-0000-000000000000'), $9, $5, $6, $7, $8, $12, $2))",
+                        {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, JSONBOID,
+                         TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID, JSONBOID});
+
+// Splits the validated ids argument into this transaction's lock-held claims (settled here,
+// counted in `settled`) and the others (returned, for the leased path).
+std::vector<Datum> settle_locked(FunctionCallInfo fcinfo, int arg, int32* settled) {
+    std::vector<Datum> leased;
+    *settled = 0;
+    for (Datum id : ids_arg(fcinfo, arg)) {
+        if (outbox_locked_settle(to_uuid(id)))
+            ++*settled;
+        else
+            leased.push_back(id);
+    }
+    return leased;
+}
+
+Datum uuid_array(const std::vector<Datum>& ids) {
+    return pg_call([&] {
+        return PointerGetDatum(construct_array(const_cast<Datum*>(ids.data()), static_cast<int>(ids.size()),
+                                               UUIDOID, UUID_LEN, false, TYPALIGN_CHAR));
+    });
+}
+
+}  // namespace
+}  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+ONCE_SQL_FUNCTION(once_ack) {
+    text* relay = relay_arg(fcinfo, 0);
+    int32 acked = 0;
+    std::vector<Datum> leased = settle_locked(fcinfo, 1, &acked);
+    if (leased.empty()) PG_RETURN_INT32(acked);
+    Datum values[] = {PointerGetDatum(relay), uuid_array(leased)};
+    SpiSession spi;
+    AsExtensionOwner owner;
+    ack_plan.execute(values, nullptr);
+    Datum v;
+    if (spi_value(0, 1, &v)) acked += DatumGetInt32(v);
+    PG_RETURN_INT32(acked);
+}
+
+ONCE_SQL_FUNCTION(once_extend) {
+    text* relay = relay_arg(fcinfo, 0);
+    interval_arg_ms(fcinfo, 2, "lease", 1, kMaxLeaseMs);
+    // (a lock-held message needs no extension: its lock lasts as long as the transaction)
+    int32 held = 0;
+    std::vector<Datum> leased;
+    for (Datum id : ids_arg(fcinfo, 1)) {
+        if (outbox_locked_find(to_uuid(id)) != nullptr)
+            ++held;
+        else
+            leased.push_back(id);
+    }
+    if (leased.empty()) PG_RETURN_INT32(held);
+    Datum values[] = {PointerGetDatum(relay), uuid_array(leased), PG_GETARG_DATUM(2)};
+    SpiSession spi;
+    AsExtensionOwner owner;
+    PG_RETURN_INT32(held + static_cast<int32>(extend_plan.execute(values, nullptr)));
+}
+
+namespace {
+
+// The retry policy of a topic (the defaults where it has none).
+RetryPolicy topic_policy(Datum topic) {
+    RetryPolicy policy;
+    Datum values[] = {topic};
+    if (policy_plan.execute(values, nullptr, 1) == 1) {
+        Datum v;
+        if (spi_value(0, 1, &v)) policy.max_attempts = DatumGetInt32(v);
+        if (spi_value(0, 2, &v)) policy.backoff.base_ms = DatumGetInt64(v);
+        if (spi_value(0, 3, &v)) policy.backoff.cap_ms = DatumGetInt64(v);
+    }
+    return policy;
+}
+
+struct GiveBack {
+    bool dead;
+    TimestampTz visible_at;  // retry: when it is due again
+    Uuid pos;                // retry: its claim position then
+};
+
+GiveBack decide_give_back(const RetryPolicy& policy, int attempt, bool permanent,
+                          std::optional<int64_t> retry_after) {
+    NackDecision d = decide_nack(policy, attempt, retry_after, uniform01());
+    if (permanent || d.dead) return {true, 0, {}};
+    return {false, GetCurrentTransactionStartTimestamp() + d.delay_ms * 1000,
+            uuid_v7_at(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()) + d.delay_ms), random10())};
+}
+
+// once.nack and once.dead: give a claimed message back. A retry is scheduled by the topic's
+// policy (or retry_after) unless `permanent` (the sink refused it for good: HTTP 4xx, inbox
+// poison) or the attempts are used up; then it is dead at once. A relay that no longer holds
+// the lease changes nothing and is told "stale".
+// The outcome: "retry", "dead" or "stale" (a string literal: the result Datum is made by the
+// caller, outside the SPI session whose memory ends with it).
+const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
+    text* relay = relay_arg(fcinfo, 0);
+    if (PG_ARGISNULL(1))
+        throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
+                    "Pass an id returned by once.claim.");
+    Datum id = PG_GETARG_DATUM(1);
+    std::optional<int64_t> retry_after;
+    if (!permanent && !PG_ARGISNULL(3))
+        retry_after = interval_arg_ms(fcinfo, 3, "retry_after", 0, kMaxRetryAfterMs);
+    Datum error = PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2);
+    const char error_null = error ? ' ' : 'n';
+
+    SpiSession spi;
+    AsExtensionOwner owner;
+    if (const LockedMessage* m = outbox_locked_find(to_uuid(id))) {
+        const LockedMessage held = *m;  // (its values live in TopTransactionContext)
+        GiveBack g = decide_give_back(topic_policy(held.topic), held.attempt, permanent, retry_after);
+        Datum values[] = {id,
+                          error,
+                          TimestampTzGetDatum(g.visible_at),
+                          g.dead ? 0 : uuid_datum(g.pos),
+                          held.key_seq,
+                          held.topic,
+                          held.key,
+                          held.payload,
+                          TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+                          TimestampTzGetDatum(held.created_at),
+                          Int32GetDatum(held.attempt),
+                          held.headers};
+        const char nulls[] = {' ',
+                              error_null,
+                              g.dead ? 'n' : ' ',
+                              g.dead ? 'n' : ' ',
+                              held.key_seq ? ' ' : 'n',
+                              ' ',
+                              held.key ? ' ' : 'n',
+                              ' ',
+                              g.dead ? ' ' : 'n',
+                              ' ',
+                              ' ',
+                              held.headers ? ' ' : 'n'};
+        put_back_plan.execute(values, nulls);
+        outbox_locked_settle(held.id);
+        return g.dead ? "dead" : "retry";
+    }
+
+    Datum values[] = {PointerGetDatum(relay), id};
+    if (nack_lookup_plan.execute(values, nullptr, 1) != 1)
+        throw Error(ErrorCode::message_not_found, "message " + uuid_text(id) + " is not in the outbox",
+                    "It was acknowledged (perhaps by a relay that took over its lease), "
+                    "discarded, or never sent.",
+                    "Do not retry it: nothing is left to deliver.");
+    Datum v;
+    const int attempt = spi_value(0, 1, &v) ? DatumGetInt32(v) : 0;
+    const bool held = spi_value(0, 2, &v) && DatumGetBool(v);
+    if (!held) return "stale";
+    Datum topic = 0;
+    spi_value(0, 3, &topic);  // (SPI keeps this row until SPI_finish)
+    GiveBack g = decide_give_back(topic_policy(topic), attempt, permanent, retry_after);
+    if (g.dead) {
+        Datum args[] = {id, error};
+        const char nulls[] = {' ', error_null};
+        nack_dead_plan.execute(args, nulls);
+        return "dead";
+    }
+    Datum args[] = {id, error, TimestampTzGetDatum(g.visible_at), uuid_datum(g.pos)};
+    const char nulls[] = {' ', error_null, ' ', ' '};
+    nack_retry_plan.execute(args, nulls);
+    return "retry";
+}
+
+}  // namespace
+
+ONCE_SQL_FUNCTION(once_nack) { return text_datum(give_back(fcinfo, false)); }
+
+ONCE_SQL_FUNCTION(once_dead) { return text_datum(give_back(fcinfo, true)); }
