@@ -84,6 +84,17 @@ void Batch::stop(const std::string& why) {
     }
 }
 
+void Batch::give_back(const std::string& why) {
+    stop(why);
+    given_back_ = true;
+}
+
+std::optional<Batch::Settlement> Batch::take_settlement() {
+    if (!finished() || given_back_ || settlement_taken_) return std::nullopt;
+    settlement_taken_ = true;
+    return settlement();
+}
+
 bool Batch::lease_due(Clock::time_point now, Millis lease) const {
     return !finished() && now >= lease_from_ + lease / 2;
 }
@@ -97,6 +108,7 @@ std::vector<std::string> Batch::open_ids() const {
 
 Batch::Settlement Batch::settlement() const {
     Settlement s;
+    if (given_back_) return s;   // the database took every message back itself
     for (const Entry& e : entries_) {
         switch (e.state) {
             case State::delivered: s.acks.push_back(e.msg.id); break;

@@ -4,6 +4,10 @@
 //   waiting --a failed earlier message of its key--> held_back
 //   waiting --stop (SIGTERM, database lost)--> returned
 //
+// and the batch as a whole is open -> settling (its settlement was taken, once) or
+// open -> given_back (locked mode: its transaction rolled back, so the database has every
+// message back untouched and nothing may be acked or nacked any more).
+//
 // The batch decides what to hand to the sink next (a key's messages one at a time and in
 // order, keyless ones freely, bounded by the sink's window), records the sink's answers in
 // whatever order they come, says when the lease needs extending, and at the end says what to
@@ -61,6 +65,17 @@ public:
     // Publishes in flight still get their answers (or are abandoned by the caller).
     void stop(const std::string& why);
 
+    // Locked mode: the batch's transaction rolled back (lost connection, failed COMMIT,
+    // shutdown bound): the outbox has every message back as it was. Nothing more is
+    // published; answers still coming are recorded but the settlement is empty for good.
+    void give_back(const std::string& why);
+    bool given_back() const { return given_back_; }
+
+    // The settlement, exactly once: when finished(), not given back and not taken before.
+    // (Settling twice would ack/nack twice; locked mode settles and COMMITs in one flight.)
+    std::optional<Settlement> take_settlement();
+    bool settlement_taken() const { return settlement_taken_; }
+
     // Leases: due at half the lease after the claim or the last extension, while messages
     // are unsettled. The relay extends the ids of open_ids() and calls lease_extended().
     bool lease_due(Clock::time_point now, Millis lease) const;
@@ -75,7 +90,8 @@ public:
     const Entry& entry(size_t i) const { return entries_[i]; }
     uint64_t end_token() const { return first_token_ + entries_.size(); }
 
-    // Only meaningful once finished(): every message ends in exactly one list.
+    // Only meaningful once finished(): every message ends in exactly one list. Empty once
+    // given back.
     Settlement settlement() const;
 
 private:
@@ -88,6 +104,8 @@ private:
     size_t in_flight_ = 0;
     size_t first_waiting_ = 0;                                   // no waiting entry before this index
     bool stopped_ = false;
+    bool given_back_ = false;
+    bool settlement_taken_ = false;
     std::unordered_set<std::string> busy_keys_;                  // a publish with this key is in flight
 };
 

@@ -53,6 +53,7 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     counter("once_relay_acked_total", "Messages delivered and acknowledged in the outbox.", acked.load());
     counter("once_relay_nacked_total", "Messages given back to the outbox with once.nack (sink failures, held back behind a failed key, unsent at a stop).", nacked.load());
     counter("once_relay_dead_total", "Messages the sink refused permanently (dead-lettered).", dead.load());
+    counter("once_relay_given_back_total", "Locked claim mode: claimed messages whose transaction rolled back (lost connection, failed COMMIT, shutdown bound); the outbox has them back untouched.", given_back.load());
     counter("once_relay_batches_total", "Non-empty claims.", batches.load());
     counter("once_relay_reconnects_total", "Database reconnections.", reconnects.load());
     gauge("once_relay_in_flight", "Publishes awaiting the sink's answer.", std::to_string(in_flight.load()));

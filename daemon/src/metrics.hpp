@@ -35,6 +35,7 @@ struct Metrics {
     std::atomic<uint64_t> acked{0};       // acknowledged in the outbox after delivery
     std::atomic<uint64_t> nacked{0};      // given back with once.nack: sink failures, held back, unsent at a stop
     std::atomic<uint64_t> dead{0};        // refused permanently by the sink
+    std::atomic<uint64_t> given_back{0};  // locked mode: claimed, then back in the outbox by a rollback
     std::atomic<uint64_t> batches{0};     // non-empty claims
     std::atomic<uint64_t> reconnects{0};  // database connections re-established
     std::atomic<int64_t> in_flight{0};

@@ -26,7 +26,7 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
              SystemdNotifier& notifier)
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
       signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
-      rng_(std::random_device{}()) {
+      mode_(resolve_claim_mode(opt_.claim_mode, sink_->kind())), rng_(std::random_device{}()) {
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;
@@ -43,13 +43,14 @@ int64_t Relay::ms_until(Clock::time_point t) const {
 // ------------------------------------------------------------------------------ lifecycle
 
 int Relay::run() {
-    spdlog::info("once-relay {} starting as \"{}\": sink {}, batch {}, lease {}, max-in-flight {}", ONCE_VERSION, opt_.name,
-                 sink_->describe(), opt_.batch, format_duration(opt_.lease), opt_.max_in_flight);
+    spdlog::info("once-relay {} starting as \"{}\": sink {}, claim mode {}{}, batch {}, lease {}, max-in-flight {}", ONCE_VERSION,
+                 opt_.name, sink_->describe(), claim_mode_name(mode_), opt_.claim_mode == "auto" ? " (auto)" : "", opt_.batch,
+                 format_duration(opt_.lease), opt_.max_in_flight);
     sink_ready_ = sink_->ready();
     metrics_.sink_connected = sink_ready_;
     while (true) {
         poll_signals();
-        if (stopping_ && batches_.empty()) break;
+        if (stopping_ && open_count() == 0) break;
         if (events_.reload) handle_reload();
         notifier_.watchdog_tick();
         log_stats(false);
@@ -73,7 +74,9 @@ int Relay::run() {
 }
 
 void Relay::step() {
-    if (!db_.connected() && batches_.empty() && Clock::now() >= reconnect_at_) connect_db();
+    if (!db_.connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
+    // Locked batches settle on their own connections, whatever happened to db_.
+    settle_locked_finished();
     if (db_.connected()) {
         flush_pending_acks();
         settle_finished();
@@ -88,14 +91,43 @@ void Relay::step() {
     wait_and_process();
 }
 
+std::vector<Batch*> Relay::open_batches() {
+    std::vector<Batch*> out;
+    for (Batch& b : batches_) out.push_back(&b);
+    for (Lane& l : lanes_)
+        if (l.batch) out.push_back(&*l.batch);
+    if (!lanes_.empty())   // oldest first: tokens grow with every claim
+        std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
+    return out;
+}
+
+size_t Relay::open_count() const {
+    size_t n = batches_.size();
+    for (const Lane& l : lanes_) n += l.batch ? 1 : 0;
+    return n;
+}
+
 bool Relay::may_claim() const {
-    if (stopping_ || !db_.connected() || !sink_ready_ || batches_.size() >= kOpenBatches) return false;
+    if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
     for (const Batch& b : batches_)
         if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
+    if (mode_ == ClaimMode::locked) {
+        bool free_lane = false;
+        for (const Lane& l : lanes_) {
+            if (l.batch && !l.batch->all_dispatched()) return false;
+            free_lane |= !l.batch;
+        }
+        if (!free_lane) return false;
+    }
     return need_claim_ || Clock::now() >= next_poll_;
 }
 
 void Relay::claim() {
+    if (mode_ == ClaimMode::locked) {
+        for (Lane& l : lanes_)
+            if (!l.batch) { claim_locked(l); return; }
+        return;
+    }
     next_poll_ = Clock::now() + opt_.poll_interval;
     std::vector<Message> msgs = db_.claim(opt_.batch, opt_.lease, opt_.topics);
     metrics_.last_claim_unix_ms = unix_ms();
@@ -111,31 +143,44 @@ void Relay::claim() {
     batches_.emplace_back(std::move(msgs), first, Clock::now());
 }
 
+void Relay::claim_locked(Lane& lane) {
+    next_poll_ = Clock::now() + opt_.poll_interval;
+    std::vector<Message> msgs = lane.tx->claim(opt_.batch, opt_.topics);   // DbLost / server error: run() backs off
+    metrics_.last_claim_unix_ms = unix_ms();
+    need_claim_ = !msgs.empty();   // as in claim(): again at once after any non-empty batch
+    if (msgs.empty()) return;
+    metrics_.batches++;
+    failures_logged_ = 0;
+    uint64_t first = next_token_;
+    next_token_ += msgs.size();
+    lane.batch.emplace(std::move(msgs), first, Clock::now());
+}
+
 void Relay::dispatch() {
     auto window = static_cast<size_t>(opt_.max_in_flight);
     auto now = Clock::now();
-    for (Batch& b : batches_) metrics_.published += b.dispatch(*sink_, window, now);
+    for (Batch* b : open_batches()) metrics_.published += b->dispatch(*sink_, window, now);
     metrics_.in_flight = static_cast<int64_t>(sink_->in_flight());
 }
 
 void Relay::wait_and_process() {
     // Wake-ups that arrived during the last call are already in libpq's queue, not on the socket.
     if (db_.connected() && db_.consume_wakeups()) need_claim_ = true;
-    bool draining = !batches_.empty() && (stopping_ || !db_.connected());
+    bool draining = open_count() > 0 && (stopping_ || !db_.connected());
     int64_t timeout = 60000;
     if (may_claim()) timeout = 0;
     int st = sink_->poll_timeout_ms();
     if (st >= 0) timeout = std::min<int64_t>(timeout, st);
-    if (!batches_.empty()) {
+    if (open_count() > 0) {
         timeout = std::min<int64_t>(timeout, 1000);
-        for (const Batch& b : batches_)
-            if (b.finished()) timeout = 0;
+        for (const Batch* b : open_batches())
+            if (b->finished()) timeout = 0;
     }
     if (db_.connected()) {
         if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
         if (!sink_ready_) timeout = std::min<int64_t>(timeout, 200);   // ask the sink again
         if (opt_.maintenance) timeout = std::min<int64_t>(timeout, ms_until(std::min(next_purge_, next_saga_tick_)));
-    } else if (batches_.empty()) {
+    } else if (open_count() == 0) {
         timeout = std::min<int64_t>(timeout, ms_until(reconnect_at_));
     }
     if (draining) timeout = std::min<int64_t>(timeout, ms_until(drain_deadline_));
@@ -162,10 +207,11 @@ void Relay::wait_and_process() {
 
 void Relay::apply(std::vector<Outcome>& outcomes) {
     auto now = Clock::now();
+    auto open = open_batches();
     for (const Outcome& o : outcomes) {
-        for (Batch& b : batches_) {
-            if (!b.owns(o.token)) continue;
-            const Batch::Entry* e = b.apply(o);
+        for (Batch* b : open) {
+            if (!b->owns(o.token)) continue;
+            const Batch::Entry* e = b->apply(o);
             if (!e) break;
             metrics_.publish_latency.observe(std::chrono::duration<double>(now - e->submitted).count());
             const Message& m = e->msg;
@@ -205,12 +251,20 @@ void Relay::extend_leases() {
 }
 
 void Relay::stop_batches(const std::string& why, Clock::time_point deadline) {
-    for (Batch& b : batches_) b.stop(why);
+    for (Batch& b : batches_) b.stop(why);   // locked batches go on: they commit or roll back whole
     drain_deadline_ = deadline;
 }
 
 void Relay::drain_deadline_check() {
     bool draining = stopping_ || !db_.connected();
+    if (draining && Clock::now() >= drain_deadline_) {
+        // Locked batches not committed by the bound are rolled back: every message goes back
+        // untouched, nothing is counted as an attempt.
+        size_t n = 0;
+        for (Lane& l : lanes_)
+            if (l.batch) { n += l.batch->size(); give_back_locked(l, "not finished within the drain bound"); }
+        if (n) spdlog::warn("rolled back {} message(s) not settled within the drain bound; the outbox has them back", n);
+    }
     if (!draining || sink_->in_flight() == 0 || Clock::now() < drain_deadline_) return;
     spdlog::warn("giving up on {} publish(es) still in flight", sink_->in_flight());
     std::vector<Outcome> outcomes;
@@ -220,11 +274,54 @@ void Relay::drain_deadline_check() {
 
 // ------------------------------------------------------------------------------ settling
 
+void Relay::settle_locked_finished() {
+    for (Lane& l : lanes_) {
+        if (!l.batch || !l.batch->finished()) continue;
+        LockedSettle r = settle_locked(*l.batch, *l.tx);
+        if (r.result == LockedSettle::Result::not_finished) continue;
+        log_locked_settle(r);
+        size_t n = l.batch->size();
+        l.batch.reset();
+        if (r.result == LockedSettle::Result::given_back) {
+            metrics_.given_back += n;
+            spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", n, r.error);
+            if (r.connection_lost) throw DbLost(r.error);   // reconnect everything with backoff
+        }
+    }
+}
+
+void Relay::log_locked_settle(const LockedSettle& r) {
+    if (r.result != LockedSettle::Result::committed) return;
+    metrics_.acked += static_cast<uint64_t>(r.report.acked);
+    if (r.report.acked < static_cast<int64_t>(r.settlement.acks.size()))
+        spdlog::warn("{} of {} acks of a locked batch not counted by once.ack", r.settlement.acks.size() - r.report.acked,
+                     r.settlement.acks.size());
+    for (size_t i = 0; i < r.settlement.nacks.size(); ++i) {
+        const Batch::Entry& e = *r.settlement.nacks[i];
+        metrics_.nacked++;
+        if (i < r.report.nack_verdicts.size() && r.report.nack_verdicts[i] == "dead") {
+            spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e.msg.id, e.msg.topic, e.msg.attempt,
+                         e.error);
+            metrics_.dead++;
+        }
+    }
+    metrics_.dead += r.settlement.deads.size();
+}
+
+void Relay::give_back_locked(Lane& l, const std::string& why) {
+    if (!l.batch) return;
+    l.tx->rollback();
+    l.batch->give_back(why);
+    metrics_.given_back += l.batch->size();
+    l.batch.reset();
+}
+
 void Relay::settle_finished() {
     std::vector<std::string> acks;
     for (auto it = batches_.begin(); it != batches_.end();) {
-        if (!it->finished()) { ++it; continue; }
-        Batch::Settlement s = it->settlement();
+        std::optional<Batch::Settlement> taken = it->take_settlement();
+        if (!taken) { ++it; continue; }
+        Batch::Settlement& s = *taken;
         acks.insert(acks.end(), s.acks.begin(), s.acks.end());
         // If the database goes away during the nacks, the acks gathered so far are made
         // after the reconnect; the nacks not made yet come back with their lease.
@@ -301,9 +398,31 @@ void Relay::flush_pending_acks() {
 
 // ------------------------------------------------------------------------------ database
 
+void Relay::connect_lanes() {
+    if (mode_ != ClaimMode::locked) return;
+    if (lanes_.empty())
+        for (size_t i = 0; i < kOpenBatches; ++i)
+            lanes_.push_back(Lane{std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
+                                  std::nullopt});
+    for (Lane& l : lanes_) {
+        if (l.tx->connected()) continue;
+        bool has = static_cast<PgLockedTx&>(*l.tx).connect();
+        if (has) continue;
+        // pg_once SQL before 0.2: no once.claim_locked. Looked for once (at the first connect).
+        spdlog::warn("the database has no once.claim_locked(text,integer,text[]) (pg_once SQL before 0.2: run ALTER "
+                     "EXTENSION pg_once UPDATE); using the leased claim mode");
+        mode_ = ClaimMode::leased;
+        lanes_.clear();
+        return;
+    }
+    if (!mode_probed_) spdlog::info("claim mode locked: {} transaction connection(s)", lanes_.size());
+}
+
 void Relay::connect_db() {
     try {
         db_.connect();
+        connect_lanes();
+        mode_probed_ = true;
     } catch (const std::exception& e) {
         on_db_lost(e.what());
         return;
@@ -324,6 +443,20 @@ void Relay::connect_db() {
 void Relay::on_db_lost(const std::string& why) {
     bool was = metrics_.db_connected.exchange(false);
     db_.disconnect();
+    // Locked batches: closing their connections rolls them back, so the outbox has every
+    // message back at once; publishes still in flight are orphaned (their answers match no
+    // batch; a duplicate they cause is dropped by the sink's dedupe).
+    size_t returned = 0;
+    for (Lane& l : lanes_) {
+        if (l.batch) {
+            returned += l.batch->size();
+            l.batch->give_back("database connection lost");
+            l.batch.reset();
+        }
+        l.tx->disconnect();
+    }
+    metrics_.given_back += returned;
+    if (returned) spdlog::warn("{} claimed message(s) given back with their transactions", returned);
     ++connect_failures_;
     double u = std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
     int64_t delay = reconnect_delay(connect_failures_, opt_.reconnect_max, u).count();
@@ -373,6 +506,8 @@ void Relay::poll_signals() {
     if (events_.stop && !stopping_) {
         stopping_ = true;
         stop_deadline_ = Clock::now() + opt_.shutdown_timeout;
+        // Leased batches hand back what was not published yet. Locked batches are finished
+        // (published, settled, committed) within the bound, else rolled back.
         stop_batches("relay stopping before publishing", stop_deadline_);
         notifier_.stopping();
         spdlog::info("stopping: finishing in-flight work (at most {})", format_duration(opt_.shutdown_timeout));

@@ -9,9 +9,17 @@
 // next message only after the previous one was settled. One thread, one poll() call site,
 // all state in this object; what a batch decides (order per key, holding back, leases) lives
 // in Batch.
+//
+// Two claim modes (--claim-mode, options.hpp):
+//  * leased: once.claim with a lease on the LISTEN connection (db_), settled later with
+//    once.ack/nack/dead there; leases extended while the sink works. batches_ holds the batches.
+//  * locked: each open batch is a transaction on its own connection (lanes_, locked_tx.hpp):
+//    BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead + COMMIT in one
+//    flight. db_ only LISTENs and runs maintenance. A failed transaction gives its batch back.
 #pragma once
 
 #include "batch.hpp"
+#include "locked_tx.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "signals.hpp"
@@ -23,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,6 +56,12 @@ public:
     int run();
 
 private:
+    // Locked mode: one transaction connection and the batch open on it.
+    struct Lane {
+        std::unique_ptr<LockedTx> tx;
+        std::optional<Batch> batch;
+    };
+
     void step();                            // one turn of the loop (may throw DbLost)
     bool may_claim() const;
     void claim();
@@ -55,6 +70,12 @@ private:
     void apply(std::vector<Outcome>& outcomes);
     void extend_leases();
     void settle_finished();                 // ack/nack/dead the finished batches
+    void settle_locked_finished();          // locked: settle + COMMIT each finished batch
+    void claim_locked(Lane& lane);
+    void give_back_locked(Lane& lane, const std::string& why);   // roll back; the outbox has it all
+    std::vector<Batch*> open_batches();     // oldest first, either mode
+    size_t open_count() const;
+    void connect_lanes();
     void give_back(const Batch::Entry& e, bool dead);   // once.nack, or once.dead when dead
     void retire_finished_offline();         // database lost: keep acks for later, drop the rest
     void drain_deadline_check();
@@ -68,6 +89,7 @@ private:
     void flush_pending_acks();
     void log_stats(bool force);
     int64_t ms_until(Clock::time_point t) const;
+    void log_locked_settle(const LockedSettle& r);
 
     Options opt_;
     Reloader reloader_;
@@ -76,6 +98,9 @@ private:
     SignalFd& signals_;
     SystemdNotifier& notifier_;
     SourceDb db_;
+    ClaimMode mode_;
+    bool mode_probed_ = false;              // once.claim_locked looked for at the first connect
+    std::vector<Lane> lanes_;               // locked mode: kOpenBatches transaction connections
     std::mt19937_64 rng_;
 
     SignalEvents events_;

@@ -1,7 +1,9 @@
 // Batch: the per-message state of one claimed batch, driven against a fake sink that answers
 // when and in whatever order the test says.
 #include "batch.hpp"
+#include "locked_tx.hpp"
 #include "sinks/sink.hpp"
+#include "source_db.hpp"
 
 #include <gtest/gtest.h>
 
@@ -205,4 +207,156 @@ TEST(Batch, AnUnfinishedBatchSettlesOnlyWhatIsDecided) {
 TEST(Batch, EmptyBatchIsFinished) {
     Batch b({}, 0, t0);
     EXPECT_TRUE(b.finished());
+}
+
+TEST(Batch, TheSettlementIsTakenOnceAndOnlyWhenFinished) {
+    FakeSink sink;
+    Batch b({msg("1"), msg("2")}, 0, t0);
+    b.dispatch(sink, 100, t0);
+    b.apply(sink.answer("1"));
+    EXPECT_FALSE(b.take_settlement());   // "2" is still in flight
+    b.apply(sink.answer("2"));
+    auto s = b.take_settlement();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->acks, (std::vector<std::string>{"1", "2"}));
+    EXPECT_TRUE(b.settlement_taken());
+    EXPECT_FALSE(b.take_settlement());   // a second settle would ack twice
+}
+
+TEST(Batch, AGivenBackBatchPublishesNothingMoreAndSettlesNothing) {
+    FakeSink sink;
+    Batch b({msg("1"), msg("2"), msg("3")}, 0, t0);
+    b.dispatch(sink, 2, t0);
+    b.give_back("database connection lost");
+    EXPECT_TRUE(b.given_back());
+    EXPECT_EQ(b.dispatch(sink, 100, t0), 0u);
+    EXPECT_EQ(b.entry(2).state, State::returned);
+    // Answers still come for what was in flight; they change nothing the outbox will hear of.
+    EXPECT_NE(b.apply(sink.answer("1")), nullptr);
+    EXPECT_NE(b.apply(sink.answer("2", Verdict::retry, "timeout")), nullptr);
+    ASSERT_TRUE(b.finished());
+    auto s = b.settlement();
+    EXPECT_TRUE(s.acks.empty());
+    EXPECT_TRUE(s.nacks.empty());
+    EXPECT_TRUE(s.deads.empty());
+    EXPECT_FALSE(b.take_settlement());
+}
+
+// ------------------------------------------------------------------------------ locked mode
+
+namespace {
+
+// A locked transaction that records what the relay asked of it.
+class FakeTx final : public LockedTx {
+public:
+    enum class Fail { none, lost, server };
+
+    std::vector<Message> claim(int, const std::vector<std::string>&) override { ++claims; return {}; }
+    SettleReport settle_and_commit(const Batch::Settlement& s) override {
+        ++commits;
+        acks = s.acks;
+        nacks = ids(s.nacks);
+        deads = ids(s.deads);
+        if (fail == Fail::lost) { up = false; throw DbLost("connection lost: server closed the connection"); }
+        if (fail == Fail::server) throw TxFailed("COMMIT failed (SQLSTATE ON213): unsettled");
+        SettleReport r;
+        r.acked = static_cast<int64_t>(s.acks.size());
+        for (size_t i = 0; i < s.nacks.size(); ++i) r.nack_verdicts.push_back(i == 0 ? "dead" : "retry");
+        return r;
+    }
+    void rollback() noexcept override { ++rollbacks; }
+    bool connected() const override { return up; }
+    void disconnect() override { up = false; }
+
+    Fail fail = Fail::none;
+    bool up = true;
+    int claims = 0, commits = 0, rollbacks = 0;
+    std::vector<std::string> acks, nacks, deads;
+};
+
+}  // namespace
+
+TEST(LockedBatch, SettleAndCommitHappenOncePerBatchWithOutOfOrderAnswers) {
+    FakeSink sink;
+    FakeTx tx;
+    Batch b({msg("a1", "a"), msg("n1"), msg("a2", "a"), msg("b1", "b"), msg("n2")}, 1, t0);
+    b.dispatch(sink, 100, t0);   // a1, n1, b1, n2 (a2 waits for a1)
+    EXPECT_EQ(settle_locked(b, tx).result, LockedSettle::Result::not_finished);
+    b.apply(sink.answer("n2"));
+    b.apply(sink.answer("b1", Verdict::dead, "HTTP 422"));
+    b.apply(sink.answer("n1", Verdict::retry, "503", Millis(1000)));
+    EXPECT_EQ(settle_locked(b, tx).result, LockedSettle::Result::not_finished);
+    b.apply(sink.answer("a1"));
+    b.dispatch(sink, 100, t0);
+    EXPECT_EQ(settle_locked(b, tx).result, LockedSettle::Result::not_finished);   // a2 in flight
+    EXPECT_EQ(tx.commits, 0);
+    b.apply(sink.answer("a2"));
+    LockedSettle r = settle_locked(b, tx);
+    ASSERT_EQ(r.result, LockedSettle::Result::committed);
+    EXPECT_EQ(tx.commits, 1);
+    // One transaction: the refused ones are given back with the others' ack.
+    EXPECT_EQ(tx.acks, (std::vector<std::string>{"a1", "a2", "n2"}));
+    EXPECT_EQ(tx.nacks, (std::vector<std::string>{"n1"}));
+    EXPECT_EQ(tx.deads, (std::vector<std::string>{"b1"}));
+    EXPECT_EQ(r.report.acked, 3);
+    ASSERT_EQ(ids(r.settlement.nacks), (std::vector<std::string>{"n1"}));
+    EXPECT_EQ(r.settlement.nacks[0]->retry_after, Millis(1000));
+    // Whatever the loop does next, the batch is not settled again.
+    EXPECT_EQ(settle_locked(b, tx).result, LockedSettle::Result::not_finished);
+    EXPECT_EQ(tx.commits, 1);
+    EXPECT_EQ(tx.rollbacks, 0);
+}
+
+TEST(LockedBatch, ALostCommitGivesTheBatchBack) {
+    FakeSink sink;
+    FakeTx tx;
+    tx.fail = FakeTx::Fail::lost;
+    Batch b({msg("1"), msg("2")}, 0, t0);
+    b.dispatch(sink, 100, t0);
+    b.apply(sink.answer("2"));
+    b.apply(sink.answer("1"));
+    LockedSettle r = settle_locked(b, tx);
+    ASSERT_EQ(r.result, LockedSettle::Result::given_back);
+    EXPECT_TRUE(r.connection_lost);   // the relay reconnects with backoff
+    EXPECT_NE(r.error.find("connection lost"), std::string::npos);
+    EXPECT_TRUE(b.given_back());
+    // The outbox has both back: nothing is acked later, not even after a reconnect.
+    EXPECT_TRUE(b.settlement().acks.empty());
+    tx.fail = FakeTx::Fail::none;
+    tx.up = true;
+    EXPECT_EQ(settle_locked(b, tx).result, LockedSettle::Result::not_finished);
+    EXPECT_EQ(tx.commits, 1);
+}
+
+TEST(LockedBatch, AFailedCommitOnAHealthyConnectionGivesTheBatchBackWithoutReconnecting) {
+    FakeSink sink;
+    FakeTx tx;
+    tx.fail = FakeTx::Fail::server;
+    Batch b({msg("1"), msg("a1", "a"), msg("a2", "a")}, 0, t0);
+    b.dispatch(sink, 100, t0);
+    b.apply(sink.answer("a1", Verdict::retry, "timeout"));   // a2 held back
+    b.apply(sink.answer("1"));
+    LockedSettle r = settle_locked(b, tx);
+    ASSERT_EQ(r.result, LockedSettle::Result::given_back);
+    EXPECT_FALSE(r.connection_lost);
+    EXPECT_NE(r.error.find("ON213"), std::string::npos);
+    EXPECT_EQ(tx.nacks, (std::vector<std::string>{"a1", "a2"}));   // what it tried, in one flight
+    EXPECT_TRUE(b.given_back());
+    EXPECT_FALSE(b.take_settlement());
+}
+
+TEST(LockedBatch, StoppingAtTheDrainBoundRollsBackInsteadOfSettling) {
+    FakeSink sink;
+    FakeTx tx;
+    Batch b({msg("1"), msg("2")}, 0, t0);
+    b.dispatch(sink, 1, t0);
+    b.apply(sink.answer("1"));
+    // SIGTERM's bound passed with "2" unpublished: the relay rolls back and gives the batch back.
+    tx.rollback();
+    b.give_back("not finished within the drain bound");
+    EXPECT_EQ(b.dispatch(sink, 100, t0), 0u);
+    ASSERT_TRUE(b.finished());
+    EXPECT_EQ(settle_locked(b, tx).result, LockedSettle::Result::not_finished);
+    EXPECT_EQ(tx.commits, 0);
+    EXPECT_EQ(tx.rollbacks, 1);
 }

@@ -10,6 +10,7 @@ TEST(Metrics, PrometheusText) {
     m.acked = 8;
     m.nacked = 1;
     m.dead = 1;
+    m.given_back = 5;
     m.batches = 2;
     m.reconnects = 3;
     m.in_flight = 4;
@@ -19,7 +20,7 @@ TEST(Metrics, PrometheusText) {
     m.publish_latency.observe(60);
     std::string t = m.render_prometheus("r1");
     for (const char* line : {"once_relay_published_total 10\n", "once_relay_acked_total 8\n", "once_relay_nacked_total 1\n",
-                             "once_relay_dead_total 1\n", "once_relay_batches_total 2\n", "once_relay_reconnects_total 3\n",
+                             "once_relay_dead_total 1\n", "once_relay_given_back_total 5\n", "once_relay_batches_total 2\n", "once_relay_reconnects_total 3\n",
                              "once_relay_in_flight 4\n", "once_relay_last_claim_timestamp_seconds 1.7e+09\n",
                              "# TYPE once_relay_acked_total counter\n", "# TYPE once_relay_in_flight gauge\n",
                              "# TYPE once_relay_publish_latency_seconds histogram\n",

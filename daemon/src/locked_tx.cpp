@@ -1,0 +1,292 @@
+#include "locked_tx.hpp"
+
+#include "source_db.hpp"
+#include "uri.hpp"
+
+#include <libpq-fe.h>
+
+#include <cstring>
+#include <memory>
+
+namespace once::relay {
+
+// ------------------------------------------------------------------------------ settle_locked
+
+LockedSettle settle_locked(Batch& b, LockedTx& tx) {
+    LockedSettle out;
+    std::optional<Batch::Settlement> s = b.take_settlement();
+    if (!s) return out;
+    try {
+        out.report = tx.settle_and_commit(*s);
+        out.result = LockedSettle::Result::committed;
+        out.settlement = std::move(*s);
+    } catch (const DbLost& e) {
+        out.result = LockedSettle::Result::given_back;
+        out.error = e.what();
+        out.connection_lost = true;
+        b.give_back(out.error);
+    } catch (const std::exception& e) {   // TxFailed, or anything else: the transaction is gone
+        out.result = LockedSettle::Result::given_back;
+        out.error = e.what();
+        out.connection_lost = !tx.connected();
+        b.give_back(out.error);
+    }
+    return out;
+}
+
+// ------------------------------------------------------------------------------ PgLockedTx
+
+namespace {
+
+using PgResult = std::unique_ptr<PGresult, void (*)(PGresult*)>;
+
+std::string one_line(const char* s) {
+    std::string out = s ? s : "";
+    for (char& c : out) if (c == '\n') c = ' ';
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+}
+
+std::string array_literal(const std::vector<std::string>& items) {
+    std::string out = "{";
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out.push_back(',');
+        out += items[i];   // uuids and validated topic patterns: no characters need quoting
+    }
+    out.push_back('}');
+    return out;
+}
+
+// Connection exceptions, shutdowns and "read-only" after a failover: reconnect.
+bool lost_code(const char* code) {
+    return code && (std::strncmp(code, "08", 2) == 0 || std::strncmp(code, "57P", 3) == 0 || std::strcmp(code, "25006") == 0);
+}
+
+}  // namespace
+
+struct PgLockedTx::Cmd {
+    const char* stmt;                       // prepared statement name, or SQL when !prepared
+    bool prepared;
+    std::vector<std::optional<std::string>> params;
+};
+
+struct PgLockedTx::Answer {
+    PgResult r{nullptr, PQclear};
+    bool ok = false;
+    std::string error;                      // !ok: the server's message (or "not run": aborted pipeline)
+    std::string sqlstate;
+};
+
+PgLockedTx::PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit)
+    : conninfo_(std::move(conninfo)), name_(std::move(relay_name)), connect_timeout_(connect_timeout),
+      synchronous_commit_(std::move(synchronous_commit)) {}
+
+PgLockedTx::~PgLockedTx() { disconnect(); }
+
+void PgLockedTx::disconnect() {
+    if (conn_) { PQfinish(conn_); conn_ = nullptr; }   // an open transaction rolls back
+    pending_syncs_ = 0;
+}
+
+bool PgLockedTx::connected() const { return conn_ && PQstatus(conn_) == CONNECTION_OK; }
+
+void PgLockedTx::lost(const std::string& what) {
+    std::string e = what;
+    if (conn_) e += ": " + one_line(PQerrorMessage(conn_));
+    disconnect();
+    throw DbLost(e);
+}
+
+bool PgLockedTx::connect() {
+    disconnect();
+    std::string ct = std::to_string(std::max<int64_t>(1, connect_timeout_.count() / 1000));
+    std::string app = "once-relay " + name_;
+    const char* keys[] = {"connect_timeout", "application_name", "keepalives", "keepalives_idle",
+                          "keepalives_interval", "keepalives_count", "dbname", nullptr};
+    const char* vals[] = {ct.c_str(), app.c_str(), "1", "10", "5", "3", conninfo_.c_str(), nullptr};
+    conn_ = PQconnectdbParams(keys, vals, 1);
+    if (PQstatus(conn_) != CONNECTION_OK) lost("cannot connect to " + redact_conninfo(conninfo_));
+    auto simple = [&](const std::string& sql) {
+        PgResult r(PQexec(conn_, sql.c_str()), PQclear);
+        auto st = PQresultStatus(r.get());
+        if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+            if (!connected()) lost(sql);
+            std::string e = sql.substr(0, 60) + ": " + one_line(PQresultErrorMessage(r.get()));
+            disconnect();
+            throw DbLost(e);
+        }
+        return r;
+    };
+    PgResult probe = simple("SELECT pg_catalog.to_regprocedure('once.claim_locked(text,integer,text[])') IS NOT NULL,"
+                            "       pg_catalog.pg_is_in_recovery()");
+    if (PQgetvalue(probe.get(), 0, 1)[0] == 't') {
+        disconnect();
+        throw DbLost("connected to a standby; add target_session_attrs=read-write to --db so the primary is chosen");
+    }
+    if (PQgetvalue(probe.get(), 0, 0)[0] != 't') {
+        disconnect();
+        return false;
+    }
+    // The relay's own transactions need not wait for a WAL flush (--synchronous-commit off, the
+    // default), and in the locked mode that is still safe: the messages were committed durably
+    // by their producers, and all a crash can take away is a COMMIT the relay already saw
+    // succeed. Its deletes are then undone with it: the messages are back in the outbox, are
+    // delivered again, and the sink's dedupe (JetStream Nats-Msg-Id, the inbox) drops the
+    // duplicates. Order per key holds: WAL is flushed in order, so if a key's later settle
+    // survived, the earlier one did too.
+    simple("SET synchronous_commit = " + synchronous_commit_);   // validated option value
+    struct Prep { const char* name; const char* sql; int n; };
+    const Prep preps[] = {
+        {"once_claim_locked", "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
+                              "FROM once.claim_locked($1, $2::integer, $3::text[])", 3},
+        {"once_ack", "SELECT once.ack($1, $2::uuid[])", 2},
+        {"once_nack", "SELECT once.nack($1, $2::uuid, $3, $4::interval)", 4},
+        {"once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3},
+    };
+    for (const auto& p : preps) {
+        PgResult r(PQprepare(conn_, p.name, p.sql, p.n, nullptr), PQclear);
+        if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+            std::string e = std::string("cannot prepare ") + p.name + ": " + one_line(PQresultErrorMessage(r.get()));
+            disconnect();
+            throw DbLost(e);
+        }
+    }
+    if (PQenterPipelineMode(conn_) != 1) lost("cannot enter pipeline mode");
+    return true;
+}
+
+// Reads the answers of flights sent earlier and not waited for (the ROLLBACK after an empty
+// claim). They arrive before this flight's.
+void PgLockedTx::read_pending() {
+    while (pending_syncs_ > 0) {
+        PGresult* r = PQgetResult(conn_);
+        if (!r) {
+            if (!connected()) lost("connection lost");
+            continue;   // end of one statement's results
+        }
+        bool sync = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+        PQclear(r);
+        if (sync) --pending_syncs_;
+    }
+}
+
+// Sends every command and one Sync, then reads every answer: one round trip. After the first
+// error the server skips the rest up to the Sync (their answers say "not run").
+std::vector<PgLockedTx::Answer> PgLockedTx::flight(const std::vector<Cmd>& cmds) {
+    if (!connected()) lost("not connected");
+    for (const Cmd& c : cmds) {
+        std::vector<const char*> vals;
+        for (const auto& p : c.params) vals.push_back(p ? p->c_str() : nullptr);
+        int n = static_cast<int>(vals.size());
+        int sent = c.prepared ? PQsendQueryPrepared(conn_, c.stmt, n, vals.data(), nullptr, nullptr, 0)
+                              : PQsendQueryParams(conn_, c.stmt, n, nullptr, vals.data(), nullptr, nullptr, 0);
+        if (sent != 1) lost(std::string("sending ") + c.stmt);
+    }
+    if (PQpipelineSync(conn_) != 1) lost("sending a sync");
+    read_pending();
+    std::vector<Answer> answers(cmds.size());
+    for (Answer& a : answers) {
+        a.r.reset(PQgetResult(conn_));
+        if (!a.r) lost("connection lost");
+        auto st = PQresultStatus(a.r.get());
+        a.ok = st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
+        if (st == PGRES_PIPELINE_ABORTED) {
+            a.error = "not run (an earlier statement of the transaction failed)";
+        } else if (!a.ok) {
+            a.error = one_line(PQresultErrorMessage(a.r.get()));
+            const char* code = PQresultErrorField(a.r.get(), PG_DIAG_SQLSTATE);
+            a.sqlstate = code ? code : "";
+            if (!connected() || lost_code(code)) lost(a.error);
+        }
+        PGresult* end = PQgetResult(conn_);   // NULL: the end of this statement's results
+        if (end) { PQclear(end); lost("unexpected extra result"); }
+    }
+    PgResult sync(PQgetResult(conn_), PQclear);
+    if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) lost("connection lost at the sync");
+    return answers;
+}
+
+std::vector<Message> PgLockedTx::claim(int batch, const std::vector<std::string>& topics) {
+    std::optional<std::string> t;
+    if (!topics.empty()) t = array_literal(topics);
+    auto a = flight({{"BEGIN", false, {}},
+                     {"once_claim_locked", true, {name_, std::to_string(batch), t}}});
+    if (!a[0].ok || !a[1].ok) {
+        rollback();
+        throw std::runtime_error("once.claim_locked: " + (a[0].ok ? a[1].error : a[0].error));
+    }
+    PGresult* r = a[1].r.get();
+    int n = PQntuples(r);
+    std::vector<Message> out;
+    out.reserve(n);
+    for (int i = 0; i < n; ++i) {
+        Message m;
+        m.id = PQgetvalue(r, i, 0);
+        m.topic = PQgetvalue(r, i, 1);
+        m.has_key = !PQgetisnull(r, i, 2);
+        if (m.has_key) m.key = PQgetvalue(r, i, 2);
+        m.payload = PQgetvalue(r, i, 3);
+        if (!PQgetisnull(r, i, 4)) m.headers = PQgetvalue(r, i, 4);
+        m.attempt = std::atoi(PQgetvalue(r, i, 5));
+        m.created_at = PQgetvalue(r, i, 6);
+        out.push_back(std::move(m));
+    }
+    if (out.empty()) {
+        // Nothing held: end the transaction without waiting for the answer (it is read with the
+        // next flight), so an idle relay holds no snapshot and a drain pays no extra round trip.
+        if (PQsendQueryParams(conn_, "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1 || PQpipelineSync(conn_) != 1)
+            lost("sending ROLLBACK");
+        ++pending_syncs_;
+    }
+    return out;
+}
+
+SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
+    std::vector<Cmd> cmds;
+    if (!s.acks.empty()) cmds.push_back({"once_ack", true, {name_, array_literal(s.acks)}});
+    for (const Batch::Entry* e : s.nacks) {
+        std::optional<std::string> ra;
+        if (e->retry_after) ra = pg_interval(*e->retry_after);
+        cmds.push_back({"once_nack", true, {name_, e->msg.id, e->error, ra}});
+    }
+    for (const Batch::Entry* e : s.deads) cmds.push_back({"once_dead", true, {name_, e->msg.id, e->error}});
+    cmds.push_back({"COMMIT", false, {}});
+    auto a = flight(cmds);
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i].ok) continue;
+        rollback();   // the transaction failed: every message of the batch is back
+        throw TxFailed((i + 1 == a.size() ? std::string("COMMIT") : std::string(cmds[i].stmt)) + " failed" +
+                       (a[i].sqlstate.empty() ? "" : " (SQLSTATE " + a[i].sqlstate + ")") + ": " + a[i].error);
+    }
+    // COMMIT of a transaction that failed earlier answers ROLLBACK; with the checks above it
+    // cannot happen, but a commit is only believed when it says so.
+    const char* tag = PQcmdStatus(a.back().r.get());
+    if (!tag || std::strcmp(tag, "COMMIT") != 0) throw TxFailed(std::string("COMMIT answered ") + (tag ? tag : "nothing"));
+    SettleReport rep;
+    size_t i = 0;
+    if (!s.acks.empty()) {
+        PGresult* r = a[i++].r.get();
+        rep.acked = static_cast<int64_t>(s.acks.size());
+        if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) rep.acked = std::atoll(PQgetvalue(r, 0, 0));
+    }
+    for (size_t k = 0; k < s.nacks.size(); ++k) {
+        PGresult* r = a[i++].r.get();
+        rep.nack_verdicts.push_back(PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0) : "retry");
+    }
+    return rep;
+}
+
+void PgLockedTx::rollback() noexcept {
+    if (!conn_) return;
+    try {
+        if (!connected()) { disconnect(); return; }
+        read_pending();
+        if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
+        flight({{"ROLLBACK", false, {}}});
+        if (PQtransactionStatus(conn_) != PQTRANS_IDLE) disconnect();
+    } catch (...) {
+        disconnect();   // the server rolls back what a closed connection held
+    }
+}
+
+}  // namespace once::relay

@@ -1,0 +1,110 @@
+// The locked claim mode's transactions (--claim-mode locked): one open batch is one
+// transaction on a connection of its own:
+//
+//   BEGIN; once.claim_locked(...)          one flight (libpq pipeline mode, one round trip)
+//   ... the sink publishes the batch ...
+//   once.ack; once.nack...; once.dead...; COMMIT                    one flight
+//
+// once.claim_locked deletes the messages inside this transaction: while it is open other
+// relays skip them, and nothing is written but the delete (no lease). The lock is the lease:
+// a ROLLBACK, a lost connection or a killed relay gives every message back untouched (its
+// attempt not counted), and a COMMIT that would leave one unsettled fails (ON213) and rolls
+// back. So whenever a transaction fails, the relay treats its in-memory batch as given back
+// (Batch::give_back) and never acks it later.
+//
+// LockedTx is the interface the relay drives (faked in the unit tests); PgLockedTx is the
+// libpq one. settle_locked() is the one place that settles a locked batch: exactly once,
+// and only when the Batch says it is finished.
+#pragma once
+
+#include "batch.hpp"
+#include "duration.hpp"
+#include "message.hpp"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+typedef struct pg_conn PGconn;
+
+namespace once::relay {
+
+// The transaction rolled back on a healthy connection (a failed COMMIT, an error in one of
+// the settle calls): every message of the batch is back in the outbox.
+class TxFailed : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// What the database answered to a committed settlement.
+struct SettleReport {
+    int64_t acked = 0;                        // once.ack's count
+    std::vector<std::string> nack_verdicts;   // per Settlement::nacks, in order: "retry" or "dead"
+};
+
+class LockedTx {
+public:
+    virtual ~LockedTx() = default;
+    // BEGIN + once.claim_locked. An empty claim ends the transaction; a non-empty one stays
+    // open until settle_and_commit() or rollback(). Throws DbLost (connection gone) or
+    // std::runtime_error (the server refused; nothing is held).
+    virtual std::vector<Message> claim(int batch, const std::vector<std::string>& topics) = 0;
+    // ack + nacks + deads + COMMIT of the open transaction. Throws TxFailed or DbLost: the
+    // transaction rolled back, the outbox has every message of the batch back.
+    virtual SettleReport settle_and_commit(const Batch::Settlement& s) = 0;
+    // Ends the open transaction without settling: every message goes back untouched.
+    // Never throws (on a broken connection the server rolls back by itself).
+    virtual void rollback() noexcept = 0;
+    virtual bool connected() const = 0;
+    virtual void disconnect() = 0;
+};
+
+// What settle_locked did with a batch.
+struct LockedSettle {
+    enum class Result { not_finished, committed, given_back } result = Result::not_finished;
+    Batch::Settlement settlement;   // committed: what was settled (pointers into the batch)
+    SettleReport report;            // committed: the database's answers
+    std::string error;              // given_back: why
+    bool connection_lost = false;   // given_back because the connection broke: reconnect
+};
+
+// When `b` is finished: its settlement and COMMIT in one call to `tx`, exactly once. A failed
+// transaction gives the batch back (b.given_back() afterwards). Not finished, already settled
+// or given back: nothing happens (Result::not_finished).
+LockedSettle settle_locked(Batch& b, LockedTx& tx);
+
+// A libpq connection in pipeline mode for one locked transaction at a time.
+class PgLockedTx final : public LockedTx {
+public:
+    PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit);
+    ~PgLockedTx() override;
+    PgLockedTx(const PgLockedTx&) = delete;
+    PgLockedTx& operator=(const PgLockedTx&) = delete;
+
+    // Connects and prepares. Returns false when the database has no once.claim_locked (pg_once
+    // SQL before 0.2): the caller falls back to the leased mode. Throws DbLost.
+    bool connect();
+    void disconnect() override;
+    bool connected() const override;
+
+    std::vector<Message> claim(int batch, const std::vector<std::string>& topics) override;
+    SettleReport settle_and_commit(const Batch::Settlement& s) override;
+    void rollback() noexcept override;
+
+private:
+    struct Cmd;
+    struct Answer;
+    std::vector<Answer> flight(const std::vector<Cmd>& cmds);
+    void read_pending();
+    [[noreturn]] void lost(const std::string& what);
+
+    std::string conninfo_;
+    std::string name_;
+    Millis connect_timeout_;
+    std::string synchronous_commit_;
+    PGconn* conn_ = nullptr;
+    int pending_syncs_ = 0;   // flights sent whose answers are not read yet (a ROLLBACK)
+};
+
+}  // namespace once::relay
