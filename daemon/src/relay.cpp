@@ -282,6 +282,9 @@ void Relay::settle_locked_finished() {
         log_locked_settle(r);
         size_t n = l.batch->size();
         l.batch.reset();
+        // Claim again: a claim made while this batch was open could not have the next
+        // message of its keys, so an empty answer then did not mean the outbox was drained.
+        need_claim_ = true;
         if (r.result == LockedSettle::Result::given_back) {
             metrics_.given_back += n;
             spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", n, r.error);
@@ -334,6 +337,7 @@ void Relay::settle_finished() {
             throw;
         }
         it = batches_.erase(it);
+        need_claim_ = true;   // the keys this batch held are free: see settle_locked_finished
     }
     if (acks.empty()) return;
     int64_t acked;

@@ -6,6 +6,9 @@
 #  2. Drain of a 200k backlog to JetStream / HTTP / the PostgreSQL inbox vs the sink's own
 #     maximum (a hand-written libnats async publisher / a bare libcurl-multi loop against the
 #     same receiver / a plain single-row INSERT loop).
+#  Parts 1 and 2 run the default --claim-mode (auto: locked for JetStream, PostgreSQL and
+#  stdout, leased for HTTP) and, for JetStream and PostgreSQL, also --claim-mode leased for
+#  comparison in the same run.
 #  3. Commit -> received latency at 1k and 10k msgs/s (stdout sink) vs commit -> LISTEN of a
 #     transaction doing the same write (an INSERT and pg_notify), producers at
 #     synchronous_commit=off so the disk's flush time does not hide the relay's path.
@@ -55,7 +58,7 @@ HTTP_URL="http://127.0.0.1:$(cat "$work/http.port")/hook"
 BENCH_ONLY=${BENCH_ONLY:-all}
 if [ "$BENCH_ONLY" = all ]; then
     {
-        echo "# once-relay benchmark, $(date +%F), ${BENCH_SECONDS}s per run, $(nproc) cores, synchronous_commit=on (latency producers: off), pg_once preloaded"
+        echo "# once-relay benchmark, $(date +%F), ${BENCH_SECONDS}s per run, $(nproc) cores, synchronous_commit=on (latency producers: off), pg_once preloaded, load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
         echo "# name | clients | measured | baseline | ratio (measured/baseline) | target"
     } >"$out"
 else
@@ -90,15 +93,17 @@ wait_drained() { local d=$((SECONDS + ${1:-300})); until [ "$(outbox_count)" = 0
 if [ "$BENCH_ONLY" = all ]; then
 insert_tps=$(bench_tps 16 "$work/insert.sql")
 echo "bare INSERT, 16 clients: $insert_tps tps"
-for sink in stdout nats http postgresql; do
+for sink in stdout nats http postgresql postgresql-leased; do
+    mode=auto
     case $sink in
         stdout) uri="stdout:" ;;
         nats) uri="nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once.&create_stream=1" ;;
         http) uri="$HTTP_URL" ;;
         postgresql) uri="$INBOX&source=bench" ;;
+        postgresql-leased) uri="$INBOX&source=bench"; mode=leased ;;
     esac
     psql -qXAt -d bench -c "TRUNCATE once.outbox" >/dev/null
-    relay_start "keepup-$sink" "$uri" --batch 500 --max-in-flight 512 --poll-interval 100ms
+    relay_start "keepup-$sink" "$uri" --batch 500 --max-in-flight 512 --poll-interval 100ms --claim-mode "$mode"
     a0=$(acked); t0=$(date +%s.%N)
     send_tps=$(bench_tps 16 "$work/send.sql")
     a1=$(acked); t1=$(date +%s.%N)
@@ -117,11 +122,11 @@ fill_backlog() {
         psql -qXAt -d bench -c "SELECT count(once.send('bench.drain', jsonb_build_object('n', g, 'item', 'latte'), 'k' || (g % 10000))) FROM generate_series($i + 1, $i + 50000) g" >/dev/null
     done
 }
-drain_rate() {   # NAME SINK -> msgs/s
+drain_rate() {   # NAME SINK [MODE] -> msgs/s
     fill_backlog
     local t0 t1
     t0=$(date +%s.%N)
-    relay_start "$1" "$2" --batch 1000 --max-in-flight 1024 --poll-interval 100ms
+    relay_start "$1" "$2" --batch 1000 --max-in-flight 1024 --poll-interval 100ms --claim-mode "${3:-auto}"
     wait_drained 600
     t1=$(date +%s.%N)
     relay_stop
@@ -130,6 +135,9 @@ drain_rate() {   # NAME SINK -> msgs/s
 nats_base=$("$work/nats_pub_baseline" "nats://127.0.0.1:$NATS_PORT" BENCH once.baseline "$BACKLOG" 1024)
 nats_relay=$(drain_rate drain-nats "nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once.")
 bench_result "$out" "drain ${BACKLOG} to JetStream vs hand-written libnats publisher" 1 "$nats_relay" "$nats_base" ">= 0.8"
+nats_leased=$(drain_rate drain-nats-leased "nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once." leased)
+bench_result "$out" "drain ${BACKLOG} to JetStream, --claim-mode leased, vs libnats publisher" 1 "$nats_leased" "$nats_base" "report (the leased mode)"
+bench_result "$out" "drain ${BACKLOG} to JetStream: locked vs leased claim mode" 1 "$nats_relay" "$nats_leased" "report"
 http_base=$("$work/curl_multi_baseline" "$HTTP_URL" "$BACKLOG" 64)
 http_relay=$(drain_rate drain-http "$HTTP_URL")
 bench_result "$out" "drain ${BACKLOG} to HTTP vs bare libcurl-multi loop (64 connections)" 1 "$http_relay" "$http_base" "report"
