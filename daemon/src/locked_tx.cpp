@@ -34,6 +34,34 @@ LockedSettle settle_locked(Batch& b, LockedTx& tx) {
     return out;
 }
 
+std::string valid_utf8(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    size_t i = 0, n = text.size();
+    auto cont = [&](size_t k) { return k < n && (static_cast<unsigned char>(text[k]) & 0xC0) == 0x80; };
+    while (i < n) {
+        auto c = static_cast<unsigned char>(text[i]);
+        size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+        bool ok = len > 0 && c != 0;
+        for (size_t k = 1; ok && k < len; ++k) ok = cont(i + k);
+        if (ok && len == 3) {   // no overlong forms, no surrogates
+            auto c1 = static_cast<unsigned char>(text[i + 1]);
+            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+        } else if (ok && len == 4) {   // no overlong forms, nothing above U+10FFFF
+            auto c1 = static_cast<unsigned char>(text[i + 1]);
+            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+        }
+        if (ok) {
+            out.append(text, i, len);
+            i += len;
+        } else {
+            out.push_back('?');
+            ++i;
+        }
+    }
+    return out;
+}
+
 // ------------------------------------------------------------------------------ PgLockedTx
 
 namespace {
@@ -247,9 +275,9 @@ SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
     for (const Batch::Entry* e : s.nacks) {
         std::optional<std::string> ra;
         if (e->retry_after) ra = pg_interval(*e->retry_after);
-        cmds.push_back({"once_nack", true, {name_, e->msg.id, e->error, ra}});
+        cmds.push_back({"once_nack", true, {name_, e->msg.id, valid_utf8(e->error), ra}});
     }
-    for (const Batch::Entry* e : s.deads) cmds.push_back({"once_dead", true, {name_, e->msg.id, e->error}});
+    for (const Batch::Entry* e : s.deads) cmds.push_back({"once_dead", true, {name_, e->msg.id, valid_utf8(e->error)}});
     cmds.push_back({"COMMIT", false, {}});
     auto a = flight(cmds);
     for (size_t i = 0; i < a.size(); ++i) {

@@ -74,6 +74,12 @@ struct LockedSettle {
 // or given back: nothing happens (Result::not_finished).
 LockedSettle settle_locked(Batch& b, LockedTx& tx);
 
+// `text` with every byte that is not part of a valid UTF-8 sequence replaced by '?'. Sink
+// errors (an HTTP body cut at 200 bytes) go into once.nack / once.dead; an invalid one would
+// fail the whole settlement, and in the locked mode that rolls the batch back to be published
+// and refused again, with no attempt ever counted.
+std::string valid_utf8(const std::string& text);
+
 // A libpq connection in pipeline mode for one locked transaction at a time.
 class PgLockedTx final : public LockedTx {
 public:

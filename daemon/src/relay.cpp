@@ -288,7 +288,11 @@ void Relay::settle_locked_finished() {
         if (r.result == LockedSettle::Result::given_back) {
             metrics_.given_back += n;
             spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", n, r.error);
-            if (r.connection_lost) throw DbLost(r.error);   // reconnect everything with backoff
+            // Reconnect everything with backoff. A failure on a healthy connection backs off the
+            // same way: the messages are back untouched, and claiming them again at once could
+            // repeat the failure in a tight loop that never counts an attempt.
+            if (r.connection_lost) throw DbLost(r.error);
+            throw std::runtime_error("settling a locked batch failed: " + r.error);
         }
     }
 }

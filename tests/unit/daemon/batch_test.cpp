@@ -360,3 +360,12 @@ TEST(LockedBatch, StoppingAtTheDrainBoundRollsBackInsteadOfSettling) {
     EXPECT_EQ(tx.commits, 0);
     EXPECT_EQ(tx.rollbacks, 1);
 }
+
+TEST(LockedBatch, SinkErrorsAreMadeValidUtf8BeforeTheyReachTheSettlement) {
+    EXPECT_EQ(valid_utf8("HTTP 400: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "HTTP 400: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    EXPECT_EQ(valid_utf8("cut in the middle: \xe2\x82"), "cut in the middle: ??");
+    EXPECT_EQ(valid_utf8("latin1 \xe9t\xe9"), "latin1 ?t?");
+    EXPECT_EQ(valid_utf8("\xc0\xaf overlong, \xed\xa0\x80 surrogate, \xf4\x90\x80\x80 too big"),
+              "?? overlong, ??? surrogate, ???? too big");
+    EXPECT_EQ(valid_utf8(""), "");
+}
