@@ -184,6 +184,7 @@ void Relay::wait_and_process() {
         timeout = std::min<int64_t>(timeout, ms_until(reconnect_at_));
     }
     if (draining) timeout = std::min<int64_t>(timeout, ms_until(drain_deadline_));
+    if (stopping_ && open_count() == 0) timeout = 0;   // the last batch settled in this step: exit now
     int wd = notifier_.watchdog_tick();
     if (wd >= 0) timeout = std::min<int64_t>(timeout, wd);
     timeout = std::min<int64_t>(timeout, ms_until(next_stats_));
