@@ -58,13 +58,25 @@ Watermark watermark;
 constexpr int64 kWatermarkStepUs = 100 * 1000;         // move forward at most every 100 ms
 constexpr int64 kWatermarkFullUs = 10 * 1000 * 1000;  // recompute from scratch every 10 s
 
-SavedPlan first_live_plan(
-    "SELECT LEAST("
-    "  (SELECT o.id FROM once.outbox o"
-    "    WHERE o.pos IS NULL AND o.id OPERATOR(pg_catalog.>=) $1 ORDER BY o.id LIMIT 1),"
-    "  (SELECT o.pos FROM once.outbox o"
-    "    WHERE o.pos IS NOT NULL AND o.pos OPERATOR(pg_catalog.>=) $1 ORDER BY o.pos LIMIT 1))",
-    {UUIDOID});
+// The smallest claim position >= $1 of any message: per topic, the first entry of the topic
+// index at or after $1 (a skip scan from topic to topic: one descent each). Dead letters
+// (position nil) and delayed messages (positions ahead) cost nothing; index entries below $1
+// are passed over inside the index, without visiting the table.
+SavedPlan first_live_plan(R"(
+WITH RECURSIVE present(topic) AS (
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1 ORDER BY o.topic LIMIT 1)
+  UNION ALL
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE o.topic OPERATOR(pg_catalog.>) p.topic AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
+             ORDER BY o.topic LIMIT 1)
+      FROM present p WHERE p.topic IS NOT NULL)
+SELECT f.first FROM present p CROSS JOIN LATERAL (
+    SELECT COALESCE(o.pos, o.id) AS first FROM once.outbox o
+     WHERE o.topic OPERATOR(pg_catalog.=) p.topic AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
+     ORDER BY COALESCE(o.pos, o.id) LIMIT 1) f
+ ORDER BY f.first LIMIT 1)",
+                          {UUIDOID});
 
 // Start of the oldest transaction of this database that holds an xid (it may commit rows
 // whose positions lie in the past), or `now`.
@@ -174,10 +186,12 @@ const std::string kClaimable = R"(
                                    AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq))))";
 
 // Its attempts are used up (a lease expired on the last one): it becomes a dead letter.
+// (Never on attempt 0, almost every message: no policy lookup for those.)
 const std::string kExhausted = R"(
-       o.attempt OPERATOR(pg_catalog.>=)
-         COALESCE((SELECT p.max_attempts FROM once.outbox_topic_policies p
-                    WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) AS exhausted)";
+       CASE WHEN o.attempt OPERATOR(pg_catalog.=) 0 THEN false
+            ELSE o.attempt OPERATOR(pg_catalog.>=)
+                   COALESCE((SELECT p.max_attempts FROM once.outbox_topic_policies p
+                              WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) END AS exhausted)";
 
 // Candidates c(tid, sort, exhausted) of every topic: the pos index and the primary key.
 const std::string kEveryTopic = R"(
@@ -200,10 +214,12 @@ WITH moved AS (
 // Candidates c of the wanted topics: one scan of outbox_topic per topic.
 const std::string kSomeTopics = R"(
 WITH RECURSIVE present(topic) AS (
-    SELECT (SELECT o.topic FROM once.outbox o WHERE $8::pg_catalog.text[] IS NULL
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE $8::pg_catalog.text[] IS NULL AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
              ORDER BY o.topic LIMIT 1)
   UNION ALL
-    SELECT (SELECT o.topic FROM once.outbox o WHERE o.topic OPERATOR(pg_catalog.>) p.topic
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE o.topic OPERATOR(pg_catalog.>) p.topic AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
              ORDER BY o.topic LIMIT 1)
       FROM present p WHERE p.topic IS NOT NULL),
  wanted AS (
@@ -222,7 +238,9 @@ WITH RECURSIVE present(topic) AS (
      FOR UPDATE OF o SKIP LOCKED) x
   ORDER BY x.sort LIMIT $3),)";
 
-// The exhausted candidates become dead letters.
+// The exhausted candidates become dead letters. (Rows are found again by ctid = ANY(array):
+// one TID scan, where a join on ctid rescans a TID scan per row, each asking the kernel for
+// the table's size.)
 const std::string kDeadTail = R"(
  dead AS (
   UPDATE once.outbox o
@@ -232,7 +250,7 @@ const std::string kDeadTail = R"(
                       OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)
                       o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '
                       OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')'
-    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND c.exhausted
+   WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE c.exhausted))
   RETURNING 1),)";
 
 // once.claim: lease the others to the relay.
@@ -241,8 +259,9 @@ const std::string kLeaseTail = kDeadTail + R"(
   UPDATE once.outbox o
      SET attempt = o.attempt OPERATOR(pg_catalog.+) 1, relay = $4,
          visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $6
-    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted
-  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, c.sort)
+   WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
+  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at,
+            COALESCE(o.pos, o.id) AS sort)
 SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at
   FROM u ORDER BY u.sort)";
 
@@ -250,10 +269,11 @@ SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at
 // of topics that keep one now: a give-back removes it again).
 const std::string kDeleteTail = kDeadTail + R"(
  d AS (
-  DELETE FROM once.outbox o USING c
-   WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted
+  DELETE FROM once.outbox o
+   WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
   RETURNING o.id, o.topic, o.key, o.payload, o.headers,
-            o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq, c.sort),
+            o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq,
+            COALESCE(o.pos, o.id) AS sort),
  h AS (
   INSERT INTO once.outbox_delivered
          (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
