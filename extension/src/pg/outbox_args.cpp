@@ -11,6 +11,7 @@ extern "C" {
 #include "utils/array.h"
 }
 
+#include <algorithm>
 #include <cstring>
 
 namespace once::pg {
@@ -42,6 +43,22 @@ double uniform01() {
 }
 
 Uuid next_id() { return generator().next(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp())), random10()); }
+
+// (pg_strong_random is OpenSSL's RAND with a lock and a fork check per call: one call for a
+// whole send_many instead of one per message was a tenth of its CPU time.)
+std::vector<Uuid> next_ids(int n) {
+    std::vector<uint8_t> bytes(static_cast<size_t>(n) * 10);
+    if (n > 0 && !pg_strong_random(bytes.data(), bytes.size()))
+        throw Error(ErrorCode::internal, "could not generate random bytes for message ids");
+    const uint64_t ms = static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()));
+    std::vector<Uuid> ids(n);
+    std::array<uint8_t, 10> r{};
+    for (int i = 0; i < n; ++i) {
+        std::copy_n(bytes.begin() + i * 10, 10, r.begin());
+        ids[i] = generator().next(ms, r);
+    }
+    return ids;
+}
 
 Datum uuid_datum(const Uuid& id, MemoryContext context) {
     auto* u = static_cast<pg_uuid_t*>(MemoryContextAlloc(context, sizeof(pg_uuid_t)));
