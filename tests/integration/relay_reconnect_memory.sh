@@ -11,15 +11,15 @@
 #
 # The bound: before the fix the relay leaked every natsMsg it published (libnats hands it to
 # the PubAck callback and leaves destroying it to the caller), ~1.8 KiB a publish with these
-# 1 KiB payloads: the RSS grew 20744 -> 41220 KiB (+20 MiB) over the 4 measured cycles of
-# these defaults. Fixed, it moved by 28 KiB over the same cycles (and by 20-60 KiB in other
-# runs, an inbox relay through 8 restarts included): what malloc keeps between cycles. 6 MiB
-# is 100 times that noise and under a third of the leak. About 80 s.
+# 1 KiB payloads: RSS 20756 -> 36116 KiB (+15 MiB) over the 3 cycles measured with these
+# defaults. Fixed, it moved by 28 KiB over the same cycles (20-60 KiB in other runs, an inbox
+# relay through 8 PostgreSQL restarts included): what malloc keeps between cycles. 5 MiB is
+# 100 times that noise and a third of the leak. About 70 s (85 s at load average 10).
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
-CYCLES=${RELAY_MEM_CYCLES:-5}
+CYCLES=${RELAY_MEM_CYCLES:-4}
 K=${RELAY_MEM_BATCH:-1400}          # messages per half cycle
-RSS_BOUND_KIB=${RELAY_MEM_BOUND_KIB:-6144}
+RSS_BOUND_KIB=${RELAY_MEM_BOUND_KIB:-5120}
 
 start_postgres
 # NATS on a fixed port and store, so it can be stopped and started again.
