@@ -47,7 +47,7 @@ nats_start
 SENT=0
 # send N messages with ~1 KiB payloads (50 keys), numbered (s) after the ones sent so far
 send_batch() {
-    local n=$1 lo=$((SENT + 1)) hi=$((SENT + $1))
+    local lo=$((SENT + 1)) hi=$((SENT + $1))
     psql_src -c "SELECT count(once.send(CASE WHEN g % 2 = 0 THEN 't.a' ELSE 't.b' END,
                     jsonb_build_object('p', 1, 's', g, 'pad', repeat('x', 1000)), 'k' || (g % 50)))
                  FROM generate_series($lo, $hi) g" >/dev/null
@@ -101,8 +101,9 @@ python3 "$ONCE_SOURCE_DIR/tests/chaos/lib/nats_stream_dump.py" "127.0.0.1:$NATS_
 stored=$(wc -l <"$T/stream.tsv")
 numbers=$(awk -F'\t' -v n="$SENT" '$4 >= 1 && $4 <= n {print $4}' "$T/stream.tsv" | sort -u | wc -l)
 ids=$(cut -f2 "$T/stream.tsv" | sort -u | wc -l)
-[ "$stored" = "$SENT" ] && [ "$numbers" = "$SENT" ] && [ "$ids" = "$SENT" ] ||
+if [ "$stored" != "$SENT" ] || [ "$numbers" != "$SENT" ] || [ "$ids" != "$SENT" ]; then
     fail "stream: $stored stored, $numbers distinct numbers, $ids distinct ids; want $SENT of each"
+fi
 stop_relay r; [ "$RELAY_RC" = 0 ] || fail "relay exit code $RELAY_RC"
 [ "$growth" -le "$RSS_BOUND_KIB" ] || fail "relay RSS grew $growth KiB over $((CYCLES - 1)) reconnect cycles (bound $RSS_BOUND_KIB KiB)"
 say "relay_reconnect_memory: OK"
