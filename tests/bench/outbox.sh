@@ -6,17 +6,20 @@
 #              also keyed sends (100k keys, and 10 hot keys: per-key order settled at commit)
 #   batch      once.send_many of 1000 / 10000 payloads (10000 also with 100 keys)  vs  one
 #              INSERT ... SELECT of as many rows
-#   drain      claim(100) + ack (two transactions, 2 clients, 100k prefilled, commits without
-#              waiting for fsync so that two commits per batch do not decide the result)  vs  a
-#              hand-written SKIP LOCKED DELETE, and vs the naive status design (UPDATE to
-#              processing, UPDATE to sent)
-#   wal        WAL bytes per message from send to ack  vs  INSERT + DELETE of the same row
+#   drain      claim_locked(100) + ack (one transaction; in one statement, and as a relay does it:
+#              BEGIN, claim, ack, COMMIT) and the leased claim(100) + ack (two transactions),
+#              2 clients, 100k prefilled, commits without waiting for fsync  vs  a hand-written
+#              SKIP LOCKED DELETE, and vs the naive status design (UPDATE to processing, to sent)
+#   topics     a topic-filtered drain (claim_locked and claim with topics => '{t.drain}') beside
+#              a 100k and a 1M backlog of another topic  vs  the same drain on a clean outbox
+#   wal        WAL bytes per message from send to ack (locked and leased)  vs  INSERT + DELETE
 #   dead rows  claim latency with 100k dead rows and an old REPEATABLE READ snapshot  vs  clean,
 #              for pg_once and for a plain SKIP LOCKED queue
 #   wake-up    commit -> relay wake-up latency (notifier, and NOTIFY per transaction)
 # Results: tests/bench/results/outbox.txt. Usage: ONCE_STAGE_DIR=build/stage tests/bench/outbox.sh
 # OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run. OUTBOX_BENCH_ONLY=producer
-# runs the producer section only; =batch the batch section only.
+# runs the producer section only; =batch the batch section only; =drain the drain, topics and
+# WAL sections only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${ONCE_STAGE_DIR:=$here/../../build/stage}"
@@ -129,7 +132,7 @@ producer_round() {  # producer_round LABEL [SEND_SCRIPT] CLIENT_COUNTS...
         out "producer $label, $clients client(s): plain INSERT ${plains[*]} tps (median $plain), once.send ${sends[*]} tps (median $send), ratio $(ratio "$send" "$plain") (target >= 0.95, floor 0.85)"
     done
 }
-[ "${OUTBOX_BENCH_ONLY:-}" != batch ] && {
+[ "${OUTBOX_BENCH_ONLY:-}" != batch ] && [ "${OUTBOX_BENCH_ONLY:-}" != drain ] && {
 listen_relay
 out "== producer: BEGIN; INSERT order; send; COMMIT vs the same with a plain INSERT"
 producer_round "(pg_once preloaded: coalesced NOTIFY)" 1 16
@@ -161,11 +164,13 @@ SQL
     send=$(pgbench_tps 1 "$work/batch_send.sql")
     out "batch $rows$([ "$keys" -gt 0 ] && echo " ($keys keys)"): plain $(awk -v t="$plain" -v r="$rows" 'BEGIN { printf "%.0f", t * r }') rows/s, send_many $(awk -v t="$send" -v r="$rows" 'BEGIN { printf "%.0f", t * r }') rows/s, ratio $(ratio "$send" "$plain") (target >= 0.8; 10000: >= 1.5)"
 }
+[ "${OUTBOX_BENCH_ONLY:-}" != drain ] && {
 out ""
 out "== batch: send_many(N payloads) vs INSERT ... SELECT of N rows, 1 client"
 batch_round 1000 0
 batch_round 10000 0
 batch_round 10000 100
+}
 if [ "${OUTBOX_BENCH_ONLY:-}" = batch ]; then
     cp "$work/results" "$here/results/outbox_batch.txt"
     exit 0
@@ -173,19 +178,31 @@ fi
 reset_tables
 
 # ------------------------------------------------------------------------------ drain
-drain_rate() {  # drain_rate SCRIPT SETUP_SQL TABLE -> messages per second draining 100k with 2 clients
+drain_rate() {  # drain_rate SCRIPT SETUP_SQL TABLE [KEEP] -> messages per second draining 100k with 2 clients
+    # KEEP: rows of TABLE that are not part of the drain (another topic's backlog)
+    local keep=${4:-0}
     reset_tables
-    sql -c "$2" -c "VACUUM ANALYZE" >/dev/null
+    sql -c "$2" -c "VACUUM ANALYZE" >/dev/null || exit 1
     local start end left
     start=$(date +%s.%N)
     PGOPTIONS="-c synchronous_commit=off" pgbench -n -c 2 -j 2 -t 500 -f "$1" bench >"$work/drain.log" 2>&1 || { cat "$work/drain.log" >&2; exit 1; }
     end=$(date +%s.%N)
-    left=$(sql -c "SELECT count(*) FROM $3")
+    left=$(( $(sql -c "SELECT count(*) FROM $3") - keep ))
+    [ "$left" -ge 0 ] || { echo "drain_rate: $3 holds fewer rows than the $keep kept" >&2; exit 1; }
     awk -v s="$start" -v e="$end" -v left="$left" 'BEGIN { printf "%.0f", (100000 - left) / (e - s) }'
 }
 cat >"$work/drain_once.sql" <<'SQL'
 SELECT coalesce(array_agg(id), '{}') AS ids FROM once.claim('relay-:client_id', 100) \gset
 SELECT once.ack('relay-:client_id', ids) FROM (SELECT ':ids'::uuid[] AS ids) s WHERE cardinality(ids) > 0;
+SQL
+cat >"$work/drain_locked.sql" <<'SQL'
+SELECT once.ack('relay-:client_id', ARRAY(SELECT id FROM once.claim_locked('relay-:client_id', 100)));
+SQL
+cat >"$work/drain_locked_tx.sql" <<'SQL'
+BEGIN;
+SELECT coalesce(array_agg(id), '{}') AS ids FROM once.claim_locked('relay-:client_id', 100) \gset
+SELECT once.ack('relay-:client_id', ':ids'::uuid[]);
+COMMIT;
 SQL
 cat >"$work/drain_skip.sql" <<'SQL'
 WITH c AS (SELECT id FROM plain_outbox ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
@@ -205,10 +222,39 @@ skip=$(drain_rate "$work/drain_skip.sql" \
     "INSERT INTO plain_outbox (id, pos, topic, payload) SELECT once._outbox_position(clock_timestamp()), gen_random_uuid(), 'order.created', $payload FROM generate_series(1, 100000)" plain_outbox)
 naive=$(drain_rate "$work/drain_naive.sql" \
     "INSERT INTO naive_outbox (topic, payload, created_at) SELECT 'order.created', $payload, clock_timestamp() FROM generate_series(1, 100000)" "naive_outbox WHERE status <> 'sent'")
-once=$(drain_rate "$work/drain_once.sql" \
-    "SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)" once.outbox)
-out "drain: hand-written SKIP LOCKED DELETE $skip msg/s, naive two-UPDATE $naive msg/s, claim+ack $once msg/s"
-out "drain: claim+ack / SKIP LOCKED DELETE = $(ratio "$once" "$skip") (target >= 0.9); claim+ack / naive = $(ratio "$once" "$naive") (target >= 3)"
+fill_once="SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 100000)"
+once=$(drain_rate "$work/drain_once.sql" "$fill_once" once.outbox)
+locked=$(drain_rate "$work/drain_locked.sql" "$fill_once" once.outbox)
+locked_tx=$(drain_rate "$work/drain_locked_tx.sql" "$fill_once" once.outbox)
+out "drain: hand-written SKIP LOCKED DELETE $skip msg/s, naive two-UPDATE $naive msg/s"
+out "drain: claim_locked+ack in one statement $locked msg/s, ratio $(ratio "$locked" "$skip") (target >= 0.9)"
+out "drain: BEGIN; claim_locked; ack; COMMIT (4 round trips, as a relay) $locked_tx msg/s, ratio $(ratio "$locked_tx" "$skip")"
+out "drain: leased claim+ack (two transactions) $once msg/s, ratio $(ratio "$once" "$skip"); vs naive $(ratio "$once" "$naive") (target >= 3)"
+
+# ------------------------------------------------------------------------------ topics
+# A relay for one topic while another topic's sink is down and its backlog grows.
+cat >"$work/drain_topic_locked.sql" <<'SQL'
+SELECT once.ack('relay-:client_id', ARRAY(SELECT id FROM once.claim_locked('relay-:client_id', 100, '{t.drain}')));
+SQL
+cat >"$work/drain_topic_leased.sql" <<'SQL'
+SELECT coalesce(array_agg(id), '{}') AS ids FROM once.claim('relay-:client_id', 100, '30 seconds', '{t.drain}') \gset
+SELECT once.ack('relay-:client_id', ids) FROM (SELECT ':ids'::uuid[] AS ids) s WHERE cardinality(ids) > 0;
+SQL
+topic_fill() {  # topic_fill BACKLOG: BACKLOG messages of t.backlog, then 100k of t.drain
+    echo "DO \$\$ BEGIN FOR i IN 1..$(($1 / 10000)) LOOP
+            PERFORM once.send_many('t.backlog', (SELECT array_agg($payload::jsonb) FROM generate_series(1, 10000)));
+          END LOOP; END \$\$;
+          SELECT count(once.send('t.drain', $payload)) FROM generate_series(1, 100000)"
+}
+out ""
+out "== topic-filtered drain (topics => '{t.drain}', 100k, 2 clients, batches of 100) beside another topic's backlog vs on a clean outbox"
+for mode in locked leased; do
+    clean=$(drain_rate "$work/drain_topic_$mode.sql" "$(topic_fill 0)" once.outbox)
+    for backlog in 100000 1000000; do
+        busy=$(drain_rate "$work/drain_topic_$mode.sql" "$(topic_fill $backlog)" once.outbox $backlog)
+        out "topics ($mode): clean $clean msg/s, beside a $backlog backlog $busy msg/s, ratio $(ratio "$busy" "$clean") (target >= 0.8)"
+    done
+done
 
 # ------------------------------------------------------------------------------ WAL
 reset_tables
@@ -220,6 +266,15 @@ SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), :'s') / 10000)::int;
 SQL
 )
 wal_once=$(echo "$wal_once" | tail -1)
+reset_tables
+wal_locked=$(sql <<SQL
+SELECT pg_current_wal_lsn() AS s \gset
+SELECT count(once.send('order.created', $payload)) FROM generate_series(1, 10000);
+DO \$\$ BEGIN WHILE once.ack('w', ARRAY(SELECT id FROM once.claim_locked('w', 100))) > 0 LOOP END LOOP; END \$\$;
+SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), :'s') / 10000)::int;
+SQL
+)
+wal_locked=$(echo "$wal_locked" | tail -1)
 reset_tables
 wal_plain=$(sql <<SQL
 SELECT pg_current_wal_lsn() AS s \gset
@@ -233,7 +288,12 @@ SQL
 wal_plain=$(echo "$wal_plain" | tail -1)
 out ""
 out "== WAL per message, send to ack (10k messages, claim/ack by 100, after a checkpoint)"
-out "wal: INSERT+DELETE $wal_plain bytes/msg, send+claim+ack $wal_once bytes/msg, ratio $(ratio "$wal_once" "$wal_plain") (target <= 1.2)"
+out "wal: INSERT+DELETE $wal_plain bytes/msg, send+claim_locked+ack $wal_locked bytes/msg, ratio $(ratio "$wal_locked" "$wal_plain") (target <= 1.2)"
+out "wal: send+claim+ack (leased) $wal_once bytes/msg, ratio $(ratio "$wal_once" "$wal_plain")"
+if [ "${OUTBOX_BENCH_ONLY:-}" = drain ]; then
+    cp "$work/results" "$here/results/outbox_drain.txt"
+    exit 0
+fi
 
 # ------------------------------------------------------------------------------ dead rows + old snapshot
 cat >"$work/lat_once.sql" <<'SQL'

@@ -27,6 +27,17 @@ SELECT CASE WHEN once.redrive(array_agg(id)) = 1 THEN 'ok' ELSE 'not ok' END
 SELECT CASE WHEN count(*) = 1 THEN 'ok' ELSE 'not ok' END || ' - the redriven message is claimed'
   FROM once.claim('relay-b', 10, '1 minute', ARRAY['mail.send']);
 
+BEGIN;
+CREATE TEMP TABLE locked ON COMMIT DROP AS SELECT * FROM once.claim_locked('relay-c', 10, ARRAY['audit.>']);
+SELECT CASE WHEN array_agg(payload->>'n' ORDER BY payload->>'n') = '{5,7}'
+             AND once.ack('relay-c', array_agg(id)) = 2 THEN 'ok' ELSE 'not ok' END
+       || ' - claim_locked (0.2) takes old messages through the new topic index, one per key'
+  FROM locked;
+COMMIT;
+SELECT CASE WHEN array_agg(payload->>'n') = '{6}' THEN 'ok' ELSE 'not ok' END
+       || ' - after the commit the key''s next message is claimed'
+  FROM once.claim('relay-c', 10, '1 minute', ARRAY['audit.login']);
+
 SELECT CASE WHEN NOT once.receive('shop', 'm-1', 'order.created') THEN 'ok' ELSE 'not ok' END
        || ' - a message received before the update is a duplicate';
 SELECT CASE WHEN once.deliver('shop', 'm-2', 'order.created', '{"n": 1}') = 'duplicate' THEN 'ok' ELSE 'not ok' END

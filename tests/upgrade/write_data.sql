@@ -22,6 +22,10 @@ SELECT count(*) FROM once.claim('relay-a', 10, '1 hour', ARRAY['mail.send']);
 SELECT once.dead('relay-a', :'poison_send', 'HTTP 400: bad address');
 SELECT once.send('report.due', '{"n": 3}', deliver_at => now() + interval '1 hour');
 SELECT once.send('stock.changed', '{"n": 4}');
+-- for 0.2's claim_locked: three messages of a topic family, two of them of one key
+SELECT once.send('audit.login', '{"n": 5}', key => 'user-1');
+SELECT once.send('audit.login', '{"n": 6}', key => 'user-1');
+SELECT once.send('audit.logout', '{"n": 7}');
 
 -- Inbox: a received id, a delivered message through a subscription, a recorded failure.
 SELECT once.receive('shop', 'm-1', 'order.created');

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 namespace once::relay {
 
@@ -38,6 +39,13 @@ struct NatsSink::Impl {
 namespace {
 
 void pub_ack_cb(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
+    // With an AckHandler set, libnats gives the published message back here and leaves
+    // destroying it to us (nats.h, jsPubAckHandler; it frees the message itself only without a
+    // handler). Not destroying it leaked every publish, retries and PubAck timeouts included:
+    // ~0.8 KiB plus the payload per message, which is how relay RSS grew 17 -> 40 MiB over
+    // the chaos suite's PostgreSQL restarts and 18 -> 91 MiB over its NATS outage (issue 13).
+    // The guard covers every return; the id is copied before it runs.
+    std::unique_ptr<natsMsg, void (*)(natsMsg*)> owned(msg, natsMsg_Destroy);
     auto* q = static_cast<NatsAckQueue*>(closure);
     const char* id = nullptr;
     if (msg == nullptr || natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) != NATS_OK || id == nullptr) return;

@@ -23,6 +23,7 @@ const STATUS_BY_SQLSTATE = Object.freeze({
   ON210: 400, // topic policy out of range
   ON211: 400, // invalid ids array
   ON212: 409, // explicit message_id already used for another message
+  ON213: 500, // commit with claim_locked messages left unsettled (rolled back)
   ON301: 400, // invalid topic pattern
   ON302: 400, // invalid inbox source
   ON303: 400, // invalid inbox message id

@@ -31,6 +31,7 @@ int64 unix_ms(TimestampTz ts);
 std::array<uint8_t, 10> random10();
 double uniform01();  // [0, 1), for backoff jitter
 Uuid next_id();      // a fresh message id: UUID v7 of now, monotonic in this backend
+std::vector<Uuid> next_ids(int n);  // n of them, from one draw of randomness
 
 Datum uuid_datum(const Uuid& id, MemoryContext context = CurrentMemoryContext);
 Uuid to_uuid(Datum d);

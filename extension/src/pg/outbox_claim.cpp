@@ -41,7 +41,10 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace once::pg {
@@ -58,13 +61,25 @@ Watermark watermark;
 constexpr int64 kWatermarkStepUs = 100 * 1000;         // move forward at most every 100 ms
 constexpr int64 kWatermarkFullUs = 10 * 1000 * 1000;  // recompute from scratch every 10 s
 
-SavedPlan first_live_plan(
-    "SELECT LEAST("
-    "  (SELECT o.id FROM once.outbox o"
-    "    WHERE o.pos IS NULL AND o.id OPERATOR(pg_catalog.>=) $1 ORDER BY o.id LIMIT 1),"
-    "  (SELECT o.pos FROM once.outbox o"
-    "    WHERE o.pos IS NOT NULL AND o.pos OPERATOR(pg_catalog.>=) $1 ORDER BY o.pos LIMIT 1))",
-    {UUIDOID});
+// The smallest claim position >= $1 of any message: per topic, the first entry of the topic
+// index at or after $1 (a skip scan from topic to topic: one descent each). Dead letters
+// (position nil) and delayed messages (positions ahead) cost nothing; index entries below $1
+// are passed over inside the index, without visiting the table.
+SavedPlan first_live_plan(R"(
+WITH RECURSIVE present(topic) AS (
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1 ORDER BY o.topic LIMIT 1)
+  UNION ALL
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE o.topic OPERATOR(pg_catalog.>) p.topic AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
+             ORDER BY o.topic LIMIT 1)
+      FROM present p WHERE p.topic IS NOT NULL)
+SELECT f.first FROM present p CROSS JOIN LATERAL (
+    SELECT COALESCE(o.pos, o.id) AS first FROM once.outbox o
+     WHERE o.topic OPERATOR(pg_catalog.=) p.topic AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
+     ORDER BY COALESCE(o.pos, o.id) LIMIT 1) f
+ ORDER BY f.first LIMIT 1)",
+                          {UUIDOID});
 
 // Start of the oldest transaction of this database that holds an xid (it may commit rows
 // whose positions lie in the past), or `now`.
@@ -115,12 +130,14 @@ private:
     int nest_level_;
 };
 
-// The lowest position a claim must look at. Uuid{} (nil) means "from the start".
-Uuid claim_low_watermark() {
+// The watermark `w` of the rows `first_from` covers, refreshed when due. first_from(from):
+// the smallest claim position >= from among them, if any.
+template <typename FirstFrom>
+Uuid refreshed_low(Watermark& w, FirstFrom first_from) {
     if (IsolationUsesXactSnapshot()) return Uuid{};  // old snapshot: rows committed since are unseen
     TimestampTz now = GetCurrentTimestamp();
-    const bool full = !watermark.valid || now - watermark.full_refresh >= kWatermarkFullUs;
-    if (!full && now - watermark.refreshed < kWatermarkStepUs) return watermark.low;
+    const bool full = !w.valid || now - w.full_refresh >= kWatermarkFullUs;
+    if (!full && now - w.refreshed < kWatermarkStepUs) return w.low;
 
     // Read the clock and the writers before the table (whose snapshot is taken after): a row
     // missing from that snapshot belongs to a writer seen here or is positioned after `now`.
@@ -128,29 +145,63 @@ Uuid claim_low_watermark() {
     Uuid cap = uuid_v7_floor(static_cast<uint64_t>(unix_ms(oldest) - 1));
     Uuid from{};
     from[15] = 1;  // just above nil: dead letters (pos = nil) are never scanned
-    if (!full) from = watermark.low;
-    Datum values[] = {uuid_datum(from)};
-    uint64 n;
+    if (!full) from = w.low;
+    Uuid low = cap;
+    std::optional<Uuid> first;
     {
         IndexOrderPlans hints;
         {
             AsExtensionOwner owner;
-            n = first_live_plan.execute(values, nullptr, 1);
+            first = first_from(from);
         }
         hints.restore();
     }
-    Uuid low = cap;
-    Datum v;
-    if (n == 1 && spi_value(0, 1, &v)) {
-        Uuid first = to_uuid(v);
-        if (first < low) low = first;
-    }
-    if (!full && low < watermark.low) low = watermark.low;  // never move back between full refreshes
-    watermark.low = low;
-    watermark.valid = true;
-    watermark.refreshed = now;
-    if (full) watermark.full_refresh = now;
+    if (first && *first < low) low = *first;
+    if (!full && low < w.low) low = w.low;  // never move back between full refreshes
+    w.low = low;
+    w.valid = true;
+    w.refreshed = now;
+    if (full) w.full_refresh = now;
     return low;
+}
+
+std::optional<Uuid> first_position(uint64 rows) {
+    Datum v;
+    if (rows == 1 && spi_value(0, 1, &v)) return to_uuid(v);
+    return std::nullopt;
+}
+
+// The lowest position a claim of every topic must look at. Uuid{} (nil): from the start.
+Uuid claim_low_watermark() {
+    return refreshed_low(watermark, [](const Uuid& from) {
+        Datum values[] = {uuid_datum(from)};
+        return first_position(first_live_plan.execute(values, nullptr, 1));
+    });
+}
+
+// Per topic (for claims that name their topics): where one topic's live messages begin. The
+// watermark of every topic sits at the oldest message of any topic, so beside another
+// topic's backlog it would leave this topic's acknowledged prefix (dead index entries until
+// VACUUM) to be walked by every claim.
+SavedPlan first_of_topic_plan(R"(
+SELECT COALESCE(o.pos, o.id) FROM once.outbox o
+ WHERE o.topic OPERATOR(pg_catalog.=) $1 AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $2
+ ORDER BY COALESCE(o.pos, o.id) LIMIT 1)",
+                              {TEXTOID, UUIDOID});
+
+std::map<std::string, Watermark, std::less<>> topic_watermarks;
+constexpr size_t kMaxTopicWatermarks = 1000;  // forget them all past this (topics come and go)
+
+Uuid topic_low_watermark(std::string_view topic, Datum topic_text) {
+    auto it = topic_watermarks.find(topic);
+    if (it == topic_watermarks.end()) {
+        if (topic_watermarks.size() >= kMaxTopicWatermarks) topic_watermarks.clear();
+        it = topic_watermarks.emplace(std::string(topic), Watermark{}).first;
+    }
+    return refreshed_low(it->second, [&](const Uuid& from) {
+        Datum values[] = {topic_text, uuid_datum(from)};
+        return first_position(first_of_topic_plan.execute(values, nullptr, 1));
+    });
 }
 
 // ----------------------------------------------------------------------------- the claim SQL
@@ -159,7 +210,8 @@ Uuid claim_low_watermark() {
 //   $1 low watermark, $2 high position (end of this millisecond: later ones are delayed),
 //   $3 batch, $4 relay, $5 topic patterns (NULL: every topic), $6 lease (claim only),
 //   $7 keys this transaction holds unsettled (claim_locked: what follows them must wait),
-//   $8 the topics to scan when every pattern is literal (NULL: enumerate and match $5).
+//   $8 the topics to scan when every pattern is literal (NULL: enumerate and match $5), and
+//   $9 their own low watermarks (enumerated topics start at $1).
 // Each scan is ORDER BY + LIMIT + FOR UPDATE SKIP LOCKED on one index, run with the plan
 // shapes IndexOrderPlans forces. Rows a scan locked beyond the batch stay locked, untouched,
 // until the transaction ends.
@@ -174,10 +226,12 @@ const std::string kClaimable = R"(
                                    AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq))))";
 
 // Its attempts are used up (a lease expired on the last one): it becomes a dead letter.
+// (Never on attempt 0, almost every message: no policy lookup for those.)
 const std::string kExhausted = R"(
-       o.attempt OPERATOR(pg_catalog.>=)
-         COALESCE((SELECT p.max_attempts FROM once.outbox_topic_policies p
-                    WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) AS exhausted)";
+       CASE WHEN o.attempt OPERATOR(pg_catalog.=) 0 THEN false
+            ELSE o.attempt OPERATOR(pg_catalog.>=)
+                   COALESCE((SELECT p.max_attempts FROM once.outbox_topic_policies p
+                              WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) END AS exhausted)";
 
 // Candidates c(tid, sort, exhausted) of every topic: the pos index and the primary key.
 const std::string kEveryTopic = R"(
@@ -200,29 +254,34 @@ WITH moved AS (
 // Candidates c of the wanted topics: one scan of outbox_topic per topic.
 const std::string kSomeTopics = R"(
 WITH RECURSIVE present(topic) AS (
-    SELECT (SELECT o.topic FROM once.outbox o WHERE $8::pg_catalog.text[] IS NULL
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE $8::pg_catalog.text[] IS NULL AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
              ORDER BY o.topic LIMIT 1)
   UNION ALL
-    SELECT (SELECT o.topic FROM once.outbox o WHERE o.topic OPERATOR(pg_catalog.>) p.topic
+    SELECT (SELECT o.topic FROM once.outbox o
+             WHERE o.topic OPERATOR(pg_catalog.>) p.topic AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
              ORDER BY o.topic LIMIT 1)
       FROM present p WHERE p.topic IS NOT NULL),
  wanted AS (
-    SELECT p.topic FROM present p
+    SELECT p.topic, $1 AS low FROM present p
      WHERE p.topic IS NOT NULL AND once._outbox_topics_match($5, p.topic)
   UNION ALL
-    SELECT t.topic FROM pg_catalog.unnest($8::pg_catalog.text[]) AS t(topic)),
+    SELECT t.topic, t.low
+      FROM ROWS FROM (pg_catalog.unnest($8::pg_catalog.text[]), pg_catalog.unnest($9::pg_catalog.uuid[])) AS t(topic, low)),
  c AS (
   SELECT x.* FROM wanted w CROSS JOIN LATERAL (
     SELECT o.ctid AS tid, COALESCE(o.pos, o.id) AS sort,)" + kExhausted + R"(
       FROM once.outbox o
      WHERE o.topic OPERATOR(pg_catalog.=) w.topic
-       AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) $1
+       AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.>=) w.low
        AND COALESCE(o.pos, o.id) OPERATOR(pg_catalog.<) $2)" + kClaimable + R"(
      ORDER BY COALESCE(o.pos, o.id) LIMIT $3
      FOR UPDATE OF o SKIP LOCKED) x
   ORDER BY x.sort LIMIT $3),)";
 
-// The exhausted candidates become dead letters.
+// The exhausted candidates become dead letters. (Rows are found again by ctid = ANY(array):
+// one TID scan, where a join on ctid rescans a TID scan per row, each asking the kernel for
+// the table's size.)
 const std::string kDeadTail = R"(
  dead AS (
   UPDATE once.outbox o
@@ -232,7 +291,7 @@ const std::string kDeadTail = R"(
                       OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)
                       o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '
                       OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')'
-    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND c.exhausted
+   WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE c.exhausted))
   RETURNING 1),)";
 
 // once.claim: lease the others to the relay.
@@ -241,8 +300,9 @@ const std::string kLeaseTail = kDeadTail + R"(
   UPDATE once.outbox o
      SET attempt = o.attempt OPERATOR(pg_catalog.+) 1, relay = $4,
          visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $6
-    FROM c WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted
-  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, c.sort)
+   WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
+  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at,
+            COALESCE(o.pos, o.id) AS sort)
 SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at
   FROM u ORDER BY u.sort)";
 
@@ -250,10 +310,11 @@ SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at
 // of topics that keep one now: a give-back removes it again).
 const std::string kDeleteTail = kDeadTail + R"(
  d AS (
-  DELETE FROM once.outbox o USING c
-   WHERE o.ctid OPERATOR(pg_catalog.=) c.tid AND NOT c.exhausted
+  DELETE FROM once.outbox o
+   WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
   RETURNING o.id, o.topic, o.key, o.payload, o.headers,
-            o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq, c.sort),
+            o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq,
+            COALESCE(o.pos, o.id) AS sort),
  h AS (
   INSERT INTO once.outbox_delivered
          (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
@@ -264,8 +325,8 @@ const std::string kDeleteTail = kDeadTail + R"(
 SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.key_seq
   FROM d ORDER BY d.sort)";
 
-const std::initializer_list<Oid> kClaimTypes = {UUIDOID,    UUIDOID,     INT4OID,      TEXTOID,
-                                                TEXTARRAYOID, INTERVALOID, TEXTARRAYOID, TEXTARRAYOID};
+const std::initializer_list<Oid> kClaimTypes = {UUIDOID,      UUIDOID,     INT4OID,      TEXTOID,     TEXTARRAYOID,
+                                                INTERVALOID, TEXTARRAYOID, TEXTARRAYOID, UUIDARRAYOID};
 const std::string kLeaseEvery = kEveryTopic + kLeaseTail;
 const std::string kLeaseSome = kSomeTopics + kLeaseTail;
 const std::string kDeleteEvery = kEveryTopic + kDeleteTail;
@@ -277,25 +338,21 @@ SavedPlan delete_some_plan(kDeleteSome.c_str(), kClaimTypes);
 
 enum class ClaimMode { leased, locked };
 
-// The literal topics of `patterns` (deduplicated) when none has a wildcard, else nullptr.
-ArrayType* literal_topics(ArrayType* patterns) {
+// The literal topics of `patterns` (deduplicated) when none has a wildcard, else nullopt.
+std::optional<std::vector<std::string>> literal_topics(ArrayType* patterns) {
     Datum* elems = nullptr;
     bool* nulls = nullptr;
     int n = 0;
     pg_call([&] { deconstruct_array(patterns, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n); });
-    std::vector<std::string_view> topics;
+    std::vector<std::string> topics;
     for (int i = 0; i < n; ++i) {
         std::string_view t = text_view(DatumGetTextPP(elems[i]));
-        if (!is_literal_pattern(t)) return nullptr;
-        topics.push_back(t);
+        if (!is_literal_pattern(t)) return std::nullopt;
+        topics.emplace_back(t);
     }
     std::sort(topics.begin(), topics.end());
     topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
-    std::vector<Datum> values;
-    for (std::string_view t : topics) values.push_back(text_datum(t));
-    return pg_call([&] {
-        return construct_array(values.data(), static_cast<int>(values.size()), TEXTOID, -1, false, TYPALIGN_INT);
-    });
+    return topics;
 }
 
 ArrayType* text_array(const std::vector<std::string>& items) {
@@ -308,14 +365,27 @@ ArrayType* text_array(const std::vector<std::string>& items) {
 
 // Runs the claim; its rows are in SPI_tuptable. `lease` is 0 for claim_locked.
 uint64 run_claim(ClaimMode mode, text* relay, int32 batch, ArrayType* patterns, Datum lease) {
-    Uuid low = claim_low_watermark();
+    std::optional<std::vector<std::string>> literal;
+    if (patterns) literal = literal_topics(patterns);
+    // (named topics start at their own watermarks: no need for the one of every topic)
+    Uuid low = literal ? Uuid{} : claim_low_watermark();
     Uuid high = uuid_v7_floor(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()) + 1));
-    ArrayType* literal = patterns ? literal_topics(patterns) : nullptr;
+    ArrayType* literal_names = nullptr;
+    ArrayType* literal_lows = nullptr;
+    if (literal) {
+        literal_names = text_array(*literal);
+        std::vector<Datum> lows;
+        for (const std::string& t : *literal) lows.push_back(uuid_datum(topic_low_watermark(t, text_datum(t))));
+        literal_lows = pg_call([&] {
+            return construct_array(lows.data(), static_cast<int>(lows.size()), UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
+        });
+    }
     ArrayType* held = text_array(outbox_locked_keys());
-    Datum values[] = {uuid_datum(low),           uuid_datum(high),       Int32GetDatum(batch),
-                      PointerGetDatum(relay),    PointerGetDatum(patterns), lease,
-                      PointerGetDatum(held),     PointerGetDatum(literal)};
-    const char nulls[] = {' ', ' ', ' ', ' ', patterns ? ' ' : 'n', lease ? ' ' : 'n', ' ', literal ? ' ' : 'n'};
+    Datum values[] = {uuid_datum(low),        uuid_datum(high),          Int32GetDatum(batch),
+                      PointerGetDatum(relay), PointerGetDatum(patterns), lease,
+                      PointerGetDatum(held),  PointerGetDatum(literal_names), PointerGetDatum(literal_lows)};
+    const char nulls[] = {' ', ' ', ' ', ' ', patterns ? ' ' : 'n', lease ? ' ' : 'n', ' ',
+                          literal ? ' ' : 'n', literal ? ' ' : 'n'};
     SavedPlan& plan = mode == ClaimMode::leased ? (patterns ? lease_some_plan : lease_every_plan)
                                                 : (patterns ? delete_some_plan : delete_every_plan);
     uint64 n;

@@ -185,8 +185,9 @@ ONCE_SQL_FUNCTION(once_send_many) {
         pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
         // Provisional key_seq = the id (strictly increasing: array order); the pre-commit step
         // orders them after other producers' commits (outbox_key_order.hpp).
+        std::vector<Uuid> fresh = next_ids(n);
         for (int i = 0; i < n; ++i) {
-            Uuid id = next_id();
+            const Uuid& id = fresh[i];
             ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
             if (keys != nullptr && !key_nulls[i]) {
                 key_seqs[i] = uuid_datum(id);

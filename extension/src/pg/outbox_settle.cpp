@@ -72,9 +72,10 @@ UPDATE once.outbox SET relay = NULL, last_error = $2, dead_at = pg_catalog.now()
                          {UUIDOID, TEXTOID});
 
 // A lock-held message given back: the deleted row written again with its attempt counted,
-// and the delivered history its claim wrote removed. $9 NULL: a retry at $3 / $4; else dead.
+// and the delivered history its claim wrote (in this transaction: now()) removed. $9 NULL: a retry at $3 / $4; else dead.
 SavedPlan put_back_plan(R"(
-WITH h AS (DELETE FROM once.outbox_delivered d WHERE d.id OPERATOR(pg_catalog.=) $1)
+WITH h AS (DELETE FROM once.outbox_delivered d
+            WHERE d.id OPERATOR(pg_catalog.=) $1 AND d.delivered_at OPERATOR(pg_catalog.=) pg_catalog.now())
 INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
                          topic, key, payload, headers, last_error)
 VALUES ($1, $10, COALESCE($3, 'infinity'), $11, NULL,

@@ -1,4 +1,4 @@
-// pg_once's settings that are not the outbox's (those live in outbox.cpp / outbox_notify.cpp).
+// pg_once's settings that are not the outbox's (those live in outbox_send.cpp / outbox_notify.cpp).
 #pragma once
 
 namespace once::pg {
