@@ -23,7 +23,7 @@ RSS_BOUND_KIB=${RELAY_MEM_BOUND_KIB:-5120}
 
 start_postgres
 # NATS on a fixed port and store, so it can be stopped and started again.
-NATS_PORT=$(free_port); NATS_MON=$(free_port)
+NATS_PORT=$(restartable_port); NATS_MON=$(restartable_port)
 mkdir -p "$T/nats"
 NATS_PID=
 nats_start() {

@@ -132,7 +132,7 @@ chaos_collect_stream() {
 chaos_receiver_start() {
     local name=$1; shift
     local pv="RECEIVER_PORT_$name" port
-    port=${!pv:-$(free_port)}
+    port=${!pv:-$(restartable_port)}
     eval "RECEIVER_PORT_$name=$port"
     [ -f "$CHAOS_RUN/mode-$name" ] || echo normal >"$CHAOS_RUN/mode-$name"
     python3 "$CHAOS_LIB/idempotent_receiver.py" --port "$port" --effects "$CHAOS_RUN/effects-http-$name.tsv" \

@@ -65,7 +65,7 @@ scenario_main() {
     declare -gA NC_PORT NC_MON NC_CLUSTER NC_PID
     local i urls=""
     for i in "${NC_NODES[@]}"; do
-        NC_PORT[$i]=$(free_port); NC_MON[$i]=$(free_port); NC_CLUSTER[$i]=$(free_port)
+        NC_PORT[$i]=$(restartable_port); NC_MON[$i]=$(restartable_port); NC_CLUSTER[$i]=$(restartable_port)
         urls+="${urls:+,}127.0.0.1:${NC_PORT[$i]}"
     done
     for i in "${NC_NODES[@]}"; do nc_start_node "$i"; done

@@ -26,6 +26,30 @@ say() { echo "[$(date +%T)] $*"; }
 fail() { echo "FAIL: $*" >&2; for f in "$T"/relay-*.log; do [ -f "$f" ] && { echo "--- $f (tail)"; tail -20 "$f"; }; done >&2; exit 1; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free port below the kernel's ephemeral range, for a server that is restarted on the same
+# port: while it is down, a client retrying 127.0.0.1:PORT can be handed PORT itself as its
+# source port and connect to itself (TCP simultaneous open), and then holds the port the
+# server wants back. (free_port's ports are ephemeral ones.)
+restartable_port() {
+    python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    port = random.randrange(max(1024, low - 12000), low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("no free port below the ephemeral range")
+PY
+}
+
 
 psql_src() { psql -X -q -v ON_ERROR_STOP=1 -At -d src "$@"; }
 psql_dst() { psql -X -q -v ON_ERROR_STOP=1 -At -d dst "$@"; }
