@@ -417,7 +417,8 @@ void Relay::connect_lanes() {
         if (l.tx->connected()) continue;
         bool has = static_cast<PgLockedTx&>(*l.tx).connect();
         if (has) continue;
-        // pg_once SQL before 0.2: no once.claim_locked. Looked for once (at the first connect).
+        // pg_once SQL before 0.2: no once.claim_locked (each lane's connect looks for it): use
+        // the leased mode for the rest of this run.
         spdlog::warn("the database has no once.claim_locked(text,integer,text[]) (pg_once SQL before 0.2: run ALTER "
                      "EXTENSION pg_once UPDATE); using the leased claim mode");
         mode_ = ClaimMode::leased;

@@ -99,7 +99,7 @@ private:
     SystemdNotifier& notifier_;
     SourceDb db_;
     ClaimMode mode_;
-    bool mode_probed_ = false;              // once.claim_locked looked for at the first connect
+    bool mode_probed_ = false;              // the locked mode's first connect was logged
     std::vector<Lane> lanes_;               // locked mode: kOpenBatches transaction connections
     std::mt19937_64 rng_;
 

@@ -3,7 +3,8 @@
 # committed) within --shutdown-timeout, so after the exit the outbox holds exactly what the
 # receiver did not get; with a bound too short for the slow receiver the open batches are
 # rolled back instead: the relay still exits 0 within the bound, and the outbox has every
-# uncommitted message back with no attempt counted. A third relay then delivers the rest.
+# uncommitted message back with no attempt counted. A third relay then delivers the rest. A
+# database without once.claim_locked makes a locked relay warn and fall back to leases.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 N=400
@@ -55,4 +56,13 @@ once_wait_for "all $N delivered" 120 http_has "$HTTP_LOG" "$N" || fail "$(http_c
 once_wait_for "outbox drained" 30 outbox_empty || fail "outbox has $(outbox_left)"
 stop_relay c
 [ "$(delivered | wc -l)" = "$N" ] || fail "$(delivered | wc -l) distinct messages delivered, want $N"
+
+say "without once.claim_locked (pg_once SQL before 0.2) the relay warns and uses the leased mode"
+psql_src -c "ALTER EXTENSION pg_once DROP FUNCTION once.claim_locked(text, integer, text[])" \
+         -c "DROP FUNCTION once.claim_locked(text, integer, text[])"
+send_messages 20 0 5001
+start_relay d "${ARGS[@]}"
+once_wait_for "the 20 new ones delivered" 60 http_has "$HTTP_LOG" $((N + 20)) || fail "$(http_count "$HTTP_LOG") of $((N + 20)) delivered"
+stop_relay d
+relay_log_has d "using the leased claim mode" || fail "no fallback warning"
 say "relay_locked_signals: OK"
