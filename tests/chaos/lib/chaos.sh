@@ -140,7 +140,12 @@ chaos_receiver_start() {
         >>"$CHAOS_RUN/receiver-$name.log" 2>&1 &
     eval "RECEIVER_PID_$name=$!"
     BG_PIDS+=($!)
-    once_wait_for "receiver $name listening on $port" 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+    # (generous: a restarted receiver first reads every key it recorded, on a loaded machine)
+    once_wait_for "receiver $name listening on $port" 60 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" || {
+        echo "--- receiver-$name.log (tail)"; tail -20 "$CHAOS_RUN/receiver-$name.log"
+        ss -tanp 2>/dev/null | grep ":$port " | head -5
+        return 1
+    } >&2
 }
 chaos_receiver_mode() { local name=$1; shift; echo "$*" >"$CHAOS_RUN/mode-$name"; }
 chaos_receiver_alive() { local v="RECEIVER_PID_$1"; kill -0 "${!v}" 2>/dev/null; }
