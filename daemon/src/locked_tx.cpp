@@ -1,6 +1,7 @@
 #include "locked_tx.hpp"
 
 #include "source_db.hpp"
+#include "pq_text.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
@@ -67,28 +68,6 @@ std::string valid_utf8(const std::string& text) {
 namespace {
 
 using PgResult = std::unique_ptr<PGresult, void (*)(PGresult*)>;
-
-std::string one_line(const char* s) {
-    std::string out = s ? s : "";
-    for (char& c : out) if (c == '\n') c = ' ';
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out;
-}
-
-std::string array_literal(const std::vector<std::string>& items) {
-    std::string out = "{";
-    for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out.push_back(',');
-        out += items[i];   // uuids and validated topic patterns: no characters need quoting
-    }
-    out.push_back('}');
-    return out;
-}
-
-// Connection exceptions, shutdowns and "read-only" after a failover: reconnect.
-bool lost_code(const char* code) {
-    return code && (std::strncmp(code, "08", 2) == 0 || std::strncmp(code, "57P", 3) == 0 || std::strcmp(code, "25006") == 0);
-}
 
 }  // namespace
 
@@ -224,7 +203,7 @@ std::vector<PgLockedTx::Answer> PgLockedTx::flight(const std::vector<Cmd>& cmds)
             a.error = one_line(PQresultErrorMessage(a.r.get()));
             const char* code = PQresultErrorField(a.r.get(), PG_DIAG_SQLSTATE);
             a.sqlstate = code ? code : "";
-            if (!connected() || lost_code(code)) lost(a.error);
+            if (!connected() || connection_lost_sqlstate(code)) lost(a.error);
         }
         PGresult* end = PQgetResult(conn_);   // NULL: the end of this statement's results
         if (end) { PQclear(end); lost("unexpected extra result"); }

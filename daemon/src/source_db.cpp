@@ -1,5 +1,6 @@
 #include "source_db.hpp"
 
+#include "pq_text.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
@@ -16,24 +17,6 @@ struct SourceDb::Result {
 };
 
 namespace {
-
-// A whole libpq message on one line.
-std::string one_line(const char* s) {
-    std::string out = s ? s : "";
-    for (char& c : out) if (c == '\n') c = ' ';
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out;
-}
-
-std::string array_literal(const std::vector<std::string>& items) {
-    std::string out = "{";
-    for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out.push_back(',');
-        out += items[i];   // uuids and validated topic patterns: no characters need quoting
-    }
-    out.push_back('}');
-    return out;
-}
 
 constexpr const char* kMaintenanceLockKey = "7235937134113046529";   // "once-relay maintenance"
 
@@ -170,8 +153,7 @@ SourceDb::Result SourceDb::exec(const char* name, bool prepared, const std::vect
     const char* code = r.get() ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
     std::string msg = one_line(r.get() ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_));
     // Connection exceptions, shutdowns and "read-only" after a failover: reconnect.
-    bool lost = !connected() || (code && (std::strncmp(code, "08", 2) == 0 || std::strncmp(code, "57P", 3) == 0 ||
-                                         std::strcmp(code, "25006") == 0));
+    bool lost = !connected() || connection_lost_sqlstate(code);
     if (lost) { disconnect(); throw DbLost(std::string(name).substr(0, 60) + ": " + msg); }
     throw std::runtime_error(msg);
 }

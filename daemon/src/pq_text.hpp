@@ -1,0 +1,20 @@
+// What the relay's two kinds of database connection (source_db: LISTEN, leased claims and
+// maintenance; locked_tx: one transaction per locked batch) share about libpq's text.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace once::relay {
+
+// A whole libpq message on one line (for logs and exceptions).
+std::string one_line(const char* s);
+
+// A PostgreSQL array literal of items that need no quoting (uuids, validated topic patterns).
+std::string array_literal(const std::vector<std::string>& items);
+
+// SQLSTATEs that mean "reconnect": connection exceptions, shutdowns, and a read-only server
+// after a failover (25006).
+bool connection_lost_sqlstate(const char* code);
+
+}  // namespace once::relay
