@@ -123,10 +123,10 @@ void end_of_transaction(bool committed) {
         Latch* latch = nullptr;
         SpinLockAcquire(&shared->mutex);
         counted_slot->inflight--;
-        if (committed) {
-            pg_atomic_write_u32(&counted_slot->pending, 1);
-            latch = counted_slot->latch;
-        }
+        // Only the commit that makes work pending wakes the notifier: while it is pending the
+        // notifier is already due to NOTIFY (at once, or at the end of its window), and a
+        // SetLatch per commit cost every producer a kill() and the notifier a wake-up.
+        if (committed && pg_atomic_exchange_u32(&counted_slot->pending, 1) == 0) latch = counted_slot->latch;
         SpinLockRelease(&shared->mutex);
         if (latch) SetLatch(latch);
     }
