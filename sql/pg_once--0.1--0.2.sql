@@ -183,3 +183,31 @@ COMMENT ON FUNCTION once.claim_locked(text, integer, text[]) IS
     'Take up to batch ready messages in the caller''s transaction (no lease: the transaction''s lock is it); ack, nack or dead each before COMMIT, or ROLLBACK to give them all back';
 REVOKE ALL ON FUNCTION once.claim_locked(text, integer, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.claim_locked(text, integer, text[]) TO once_relay;
+
+-- ---------------------------------------------------------------------------------------
+-- Outbox under load (issue 10): a keyed message that waits behind an earlier message of its
+-- key gets the waiting position (the greatest uuid), outside every range a claim reads; the
+-- head's ack or discard promotes the next one at commit. Messages written by 0.1 keep their
+-- positions: claims still check them one by one, as 0.1 did, until they are delivered.
+-- Internal: once.discard removed messages of these keys (their next messages are promoted at
+-- commit, 0.2).
+CREATE FUNCTION once._outbox_keys_released(keys text[]) RETURNS void
+AS 'MODULE_PATHNAME', 'once_outbox_keys_released' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION once._outbox_keys_released(text[]) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION once.discard(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+    released text[];
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL RETURNING key)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released FROM d;
+    -- a discarded head releases its key: the next message is promoted at commit
+    PERFORM once._outbox_keys_released(released);
+    RETURN n;
+END
+$$;

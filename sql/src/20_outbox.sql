@@ -10,7 +10,9 @@
 --    per-backend low watermark, so dead index entries left by acked rows that VACUUM cannot
 --    yet remove (an old snapshot elsewhere) are skipped, not walked each claim;
 --  * a claim for some topics walks (topic, claim position) instead, one topic at a time, so
---    another topic's backlog costs it nothing (0.2).
+--    another topic's backlog costs it nothing (0.2);
+--  * a keyed message behind its key's head waits at the greatest position, after every range
+--    a claim reads, until the head's ack promotes it (0.2).
 
 CREATE TABLE once.outbox (
     id          uuid        NOT NULL,              -- message id (UUID v7 unless the producer chose one)
@@ -20,7 +22,8 @@ CREATE TABLE once.outbox (
     relay       text,                              -- lease holder (last claimer) until ack / nack
     -- (visible_at, attempt and relay sit together: a claim's HOT update logs only these bytes)
     pos         uuid,                              -- claim order when it is not id: a v7 uuid of the time the
-                                                   -- message became or becomes due; nil when dead
+                                                   -- message became or becomes due; nil when dead; all ones
+                                                   -- while it waits behind its key's head (0.2)
     dead_at     timestamptz,                       -- set when attempts are exhausted
     key_seq     uuid,                              -- send order within key (strictly increasing per key)
     topic       text        NOT NULL,
@@ -166,6 +169,12 @@ CREATE FUNCTION once._outbox_position(at timestamptz) RETURNS uuid
 AS 'MODULE_PATHNAME', 'once_outbox_position' LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION once._outbox_position(timestamptz) FROM PUBLIC;
 
+-- Internal: once.discard removed messages of these keys (their next messages are promoted at
+-- commit, 0.2).
+CREATE FUNCTION once._outbox_keys_released(keys text[]) RETURNS void
+AS 'MODULE_PATHNAME', 'once_outbox_keys_released' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION once._outbox_keys_released(text[]) FROM PUBLIC;
+
 -- Internal: whether the coalescing notifier is available (pg_once in shared_preload_libraries).
 CREATE FUNCTION once.outbox_notifier_preloaded() RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_outbox_notifier_preloaded' LANGUAGE C STABLE;
@@ -286,10 +295,14 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n integer;
+    released text[];
 BEGIN
     PERFORM once._check_dead_letter_ids(ids);
-    DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL;
-    GET DIAGNOSTICS n = ROW_COUNT;
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL RETURNING key)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released FROM d;
+    -- a discarded head releases its key: the next message is promoted at commit
+    PERFORM once._outbox_keys_released(released);
     RETURN n;
 END
 $$;

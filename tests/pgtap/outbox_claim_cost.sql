@@ -1,10 +1,11 @@
 -- What a claim reads (issue 10, section 2): a claim for some topics must not walk the backlog
--- of topics it did not ask for, nor dead or delayed messages. Counted, not timed: the index
+-- of topics it did not ask for, nor dead or delayed messages, nor the messages of a key that
+-- wait behind its in-flight head. Counted, not timed: the index
 -- entries this transaction's scans read from once.outbox's indexes
 -- (pg_stat_get_xact_tuples_returned of each index), before and after one claim. In 0.1 the
 -- first case read every entry of the 20k backlog.
 BEGIN;
-SELECT plan(6);
+SELECT plan(10);
 
 CREATE FUNCTION pg_temp.fetched() RETURNS bigint LANGUAGE sql
 AS $$ SELECT sum(pg_stat_get_xact_tuples_returned(i.indexrelid))::bigint
@@ -53,6 +54,24 @@ SELECT cmp_ok((SELECT fetched FROM pg_temp.claim_cost('{drain.mail}')), '<', 200
 -- transaction caps at its start -- here, this test's own. See docs/outbox.md, "What a claim reads".)
 SELECT is((SELECT count(*)::int FROM once.outbox WHERE relay = 'cost'), 5,
     'the 5 ready ones were handed out, none of the others');
+
+-- 20k messages of one key waiting behind its head, which is in flight (leased)
+TRUNCATE once.outbox;
+SELECT once.send('drain.mail', '{"head": true}', key => 'hot');
+SELECT count(*) FROM once.send_many('drain.mail', (SELECT array_agg(jsonb_build_object('i', i)) FROM generate_series(1, 10000) i),
+                                    (SELECT array_agg('hot'::text) FROM generate_series(1, 10000)));
+SELECT count(*) FROM once.send_many('drain.mail', (SELECT array_agg(jsonb_build_object('i', i)) FROM generate_series(1, 10000) i),
+                                    (SELECT array_agg('hot'::text) FROM generate_series(1, 10000)));
+SELECT once.send('drain.mail', jsonb_build_object('i', i), key => 'cold-' || i) FROM generate_series(1, 5) i;
+ANALYZE once.outbox;
+SELECT is((SELECT payload FROM once.claim('cost', 1, '1 minute', '{drain.mail}')), '{"head": true}'::jsonb,
+    'the key''s head is claimed first and is now in flight');
+SELECT is((SELECT count(*)::int FROM once.outbox WHERE pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff'), 20000,
+    'the 20k messages behind it wait (the waiting position)');
+SELECT cmp_ok((SELECT fetched FROM pg_temp.claim_cost('{drain.mail}')), '<', 200::bigint,
+    'a claim does not walk the messages waiting behind an in-flight head');
+SELECT is((SELECT count(*)::int FROM once.outbox WHERE relay = 'cost'), 6,
+    'the other keys'' 5 messages were handed out, none of the waiting ones');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -15,12 +15,25 @@ SELECT CASE WHEN a.state = 'replay' AND a.response = '{"charge": "ch_9"}' THEN '
        || ' - the old holder completes its key (attempt 1) after the update'
   FROM once.key_acquire('payments', 'open-key', '{"amount": 9}') a;
 
+SELECT once.send('order.shipped', '{"n": 8}', key => 'order-1') IS NOT NULL AS sent \gset
+SELECT CASE WHEN pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff' THEN 'ok' ELSE 'not ok' END
+       || ' - a message sent after the update waits behind its key''s old messages (0.2 waiting position)'
+  FROM once.outbox WHERE topic = 'order.shipped';
 SELECT CASE WHEN once.ack('relay-a', array_agg(id)) = 1 THEN 'ok' ELSE 'not ok' END
        || ' - the message in flight since before the update acks'
   FROM once.outbox WHERE topic = 'order.created';
 SELECT CASE WHEN array_agg(topic ORDER BY topic) = '{order.paid,stock.changed}' THEN 'ok' ELSE 'not ok' END
        || ' - the next message of the key and the ready message are claimed; the delayed one waits'
   FROM once.claim('relay-b', 10, '1 minute', ARRAY['order.paid', 'stock.changed', 'report.due']);
+SELECT CASE WHEN count(*) = 0 THEN 'ok' ELSE 'not ok' END
+       || ' - the new message of the key still waits: an old one is in flight'
+  FROM once.claim('relay-b', 10, '1 minute', ARRAY['order.shipped']);
+SELECT CASE WHEN once.ack('relay-b', array_agg(id)) = 1 THEN 'ok' ELSE 'not ok' END
+       || ' - the old next message of the key acks'
+  FROM once.outbox WHERE topic = 'order.paid';
+SELECT CASE WHEN array_agg(payload->>'n') = '{8}' THEN 'ok' ELSE 'not ok' END
+       || ' - then the new message is promoted and claimed'
+  FROM once.claim('relay-b', 10, '1 minute', ARRAY['order.shipped']);
 SELECT CASE WHEN once.redrive(array_agg(id)) = 1 THEN 'ok' ELSE 'not ok' END
        || ' - the dead letter redrives'
   FROM once.dead_letters;

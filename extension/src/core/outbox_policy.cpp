@@ -122,4 +122,16 @@ std::vector<Uuid> key_seqs_after(const std::optional<Uuid>& last, const std::vec
     return result;
 }
 
+Uuid waiting_position() {
+    Uuid all_ones;
+    all_ones.fill(0xff);
+    return all_ones;
+}
+
+std::vector<bool> messages_waiting(bool key_has_others, size_t count) {
+    std::vector<bool> waiting(count, true);
+    if (!key_has_others && count > 0) waiting[0] = false;
+    return waiting;
+}
+
 }  // namespace once

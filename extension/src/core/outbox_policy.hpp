@@ -65,4 +65,14 @@ Uuid uuid_v7_successor(const Uuid& id);
 // kept, so a transaction nobody overtook rewrites nothing.
 std::vector<Uuid> key_seqs_after(const std::optional<Uuid>& last, const std::vector<Uuid>& provisional);
 
+// The claim position of a keyed message that waits behind an earlier message of its key (its
+// key's head, in flight, retrying or dead): the greatest uuid. Every range a claim or its low
+// watermark reads ends before it, so a key's backlog behind its head costs claims nothing.
+// The head's settlement (ack, discard) gives the next one a real position (its promotion).
+Uuid waiting_position();
+
+// Which of one transaction's `count` messages of a key (in send order) wait: all of them when
+// other messages of the key are in the outbox, else all but the first (the key's new head).
+std::vector<bool> messages_waiting(bool key_has_others, size_t count);
+
 }  // namespace once

@@ -1,7 +1,13 @@
-// Small SQL helpers of the outbox's PL/pgSQL functions: claim positions (once.redrive) and the
-// checks of once.topic_policy.
+// Small SQL helpers of the outbox's PL/pgSQL functions: claim positions (once.redrive), keys
+// released by once.discard, and the checks of once.topic_policy.
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
+#include "outbox_key_order.hpp"
+#include "text_args.hpp"
+
+extern "C" {
+#include "utils/array.h"
+}
 
 using namespace once;
 using namespace once::pg;
@@ -27,5 +33,19 @@ ONCE_SQL_FUNCTION(once_outbox_validate_policy) {
     if (!PG_ARGISNULL(4) && interval_ms(PG_GETARG_INTERVAL_P(4), "retention", ErrorCode::invalid_policy) <= 0)
         throw Error(ErrorCode::invalid_policy, "retention must be positive or NULL",
                     {}, "Pass NULL to keep no delivered history.");
+    PG_RETURN_VOID();
+}
+
+// once._outbox_keys_released(keys): once.discard deleted dead heads of these keys; their next
+// messages are promoted when the transaction commits (outbox_key_order.hpp).
+ONCE_SQL_FUNCTION(once_outbox_keys_released) {
+    if (PG_ARGISNULL(0)) PG_RETURN_VOID();
+    Datum* keys = nullptr;
+    bool* nulls = nullptr;
+    int n = 0;
+    ArrayType* array = PG_GETARG_ARRAYTYPE_P(0);
+    pg_call([&] { deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &keys, &nulls, &n); });
+    for (int i = 0; i < n; ++i)
+        if (!nulls[i]) outbox_key_released(text_view(DatumGetTextPP(keys[i])));
     PG_RETURN_VOID();
 }

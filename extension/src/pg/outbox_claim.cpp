@@ -12,7 +12,9 @@
 // unfinished message of a key: a keyed message is taken only when no message of its key with
 // a smaller key_seq is left in the outbox (in flight, waiting for a retry, or dead), so one
 // message per key is out at a time. A message's claim position is its id (time-ordered v7)
-// unless it was delayed, retried, redriven or numbered by its producer: then pos.
+// unless it was delayed, retried, redriven or numbered by its producer: then pos. Messages
+// behind their key's head have the waiting position (outbox_key_order.hpp), after every range
+// read here; the check of earlier key_seqs stays for messages written by 0.1.
 //
 // Where the scan walks. Without a topic filter: the primary key (messages claimed in id
 // order) and the partial pos index (the few others), each from a per-backend low watermark.

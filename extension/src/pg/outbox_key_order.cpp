@@ -22,11 +22,15 @@ struct Sent {
     std::string key;
     Uuid id;
     Uuid seq;             // provisional key_seq (send order)
+    bool waiting;         // inserted with the waiting position
+    std::optional<Uuid> head_position;  // its position as the key's head (nullopt: its id)
     int nest_level;       // subtransaction that inserted it (dropped when that one aborts)
 };
 
 // In send order. Cleared at the end of every transaction.
 std::vector<Sent> sent_in_xact;
+// Keys whose head this transaction may have removed (duplicates allowed).
+std::vector<std::string> released_in_xact;
 
 uint32 key_hash(std::string_view key) {
     return hash_bytes(reinterpret_cast<const unsigned char*>(key.data()), static_cast<int>(key.size()));
@@ -42,12 +46,28 @@ SavedPlan last_key_seq_plan(
     " ORDER BY o.key_seq DESC LIMIT 1",
     {TEXTOID});
 
-SavedPlan restamp_plan(
-    "UPDATE once.outbox o SET key_seq = u.seq"
-    "  FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.uuid[]), pg_catalog.unnest($2::pg_catalog.uuid[]))"
-    "       AS u(id, seq)"
-    " WHERE o.id OPERATOR(pg_catalog.=) u.id",
-    {UUIDARRAYOID, UUIDARRAYOID});
+// $1 ids, $2 their final key_seqs, $3 whether their position changes, $4 the new position.
+SavedPlan restamp_plan(R"(
+UPDATE once.outbox o
+   SET key_seq = u.seq, pos = CASE WHEN u.move THEN u.pos ELSE o.pos END
+  FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.uuid[]), pg_catalog.unnest($2::pg_catalog.uuid[]),
+                  pg_catalog.unnest($3::pg_catalog.bool[]), pg_catalog.unnest($4::pg_catalog.uuid[]))
+       AS u(id, seq, move, pos)
+ WHERE o.id OPERATOR(pg_catalog.=) u.id)",
+                         {UUIDARRAYOID, UUIDARRAYOID, BOOLARRAYOID, UUIDARRAYOID});
+
+// Promotion: for each key of $1 whose first message (smallest key_seq) waits, give that one
+// its claim position: now, or its deliver_at when that is still ahead.
+SavedPlan promote_plan(R"(
+UPDATE once.outbox o
+   SET pos = once._outbox_position(GREATEST(o.visible_at, pg_catalog.clock_timestamp()))
+ WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(
+         SELECT (SELECT f.ctid FROM once.outbox f
+                  WHERE f.key OPERATOR(pg_catalog.=) k.key AND f.key IS NOT NULL
+                  ORDER BY f.key_seq LIMIT 1)
+           FROM pg_catalog.unnest($1::pg_catalog.text[]) AS k(key)))
+   AND o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid)",
+                         {TEXTARRAYOID});
 
 Datum uuid_datum(const Uuid& id) {
     auto* u = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
@@ -55,13 +75,35 @@ Datum uuid_datum(const Uuid& id) {
     return UUIDPGetDatum(u);
 }
 
-Datum uuid_array(const std::vector<Uuid>& ids) {
+// A one-dimensional array of `type` (NULL elements where `present` is false).
+Datum datum_array(std::vector<Datum> values, const std::vector<bool>& present, Oid type, int len, bool byval,
+                  char align) {
     return pg_call([&] {
-        Datum* elems = static_cast<Datum*>(palloc(sizeof(Datum) * ids.size()));
-        for (size_t i = 0; i < ids.size(); ++i) elems[i] = uuid_datum(ids[i]);
-        return PointerGetDatum(construct_array(elems, static_cast<int>(ids.size()), UUIDOID, UUID_LEN, false,
-                                               TYPALIGN_CHAR));
+        int n = static_cast<int>(values.size());
+        bool* nulls = static_cast<bool*>(palloc(sizeof(bool) * std::max(n, 1)));
+        for (int i = 0; i < n; ++i) nulls[i] = !present[i];
+        int dims[1] = {n}, lbs[1] = {1};
+        return PointerGetDatum(construct_md_array(values.data(), nulls, 1, dims, lbs, type, len, byval, align));
     });
+}
+
+Datum uuid_array(const std::vector<std::optional<Uuid>>& ids) {
+    std::vector<Datum> values;
+    std::vector<bool> present;
+    for (const auto& id : ids) {
+        values.push_back(id ? uuid_datum(*id) : 0);
+        present.push_back(id.has_value());
+    }
+    return datum_array(std::move(values), present, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
+}
+
+Datum text_array(const std::vector<std::string>& items) {
+    std::vector<Datum> values;
+    for (const std::string& s : items)
+        values.push_back(pg_call([&] {
+            return PointerGetDatum(cstring_to_text_with_len(s.data(), static_cast<int>(s.size())));
+        }));
+    return datum_array(std::move(values), std::vector<bool>(items.size(), true), TEXTOID, -1, false, TYPALIGN_INT);
 }
 
 // The greatest key_seq of `key` committed by other transactions, as of now: a fresh snapshot
@@ -82,48 +124,75 @@ std::optional<Uuid> last_committed_key_seq(const std::string& key, Snapshot othe
     return seq;
 }
 
-void stamp_key_order() {
-    if (sent_in_xact.empty()) return;
-    // Lock order: by hash, then key; send order kept within a key (stable sort).
+// The pre-commit step: every key lock in one order, then the sent messages' final key_seqs
+// and head / waiting positions, then the promotion of released keys' next messages.
+void settle_key_order() {
     std::vector<Sent> sent = std::move(sent_in_xact);
     sent_in_xact.clear();
+    std::vector<std::string> released = std::move(released_in_xact);
+    released_in_xact.clear();
+    // send order kept within a key (stable sort)
     std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
         return std::tie(a.hash, a.key) < std::tie(b.hash, b.key);
     });
+    std::sort(released.begin(), released.end());
+    released.erase(std::unique(released.begin(), released.end()), released.end());
+
+    // Lock order: by hash, the same in every transaction.
+    std::vector<uint32> hashes;
+    for (const Sent& s : sent) hashes.push_back(s.hash);
+    for (const std::string& k : released) hashes.push_back(key_hash(k));
+    std::sort(hashes.begin(), hashes.end());
+    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+    for (uint32 h : hashes) lock_key_hash(h);
 
     SpiSession spi;
-    std::optional<uint32> locked;
-    for (size_t begin = 0; begin < sent.size();) {
-        size_t end = begin;
-        while (end < sent.size() && sent[end].hash == sent[begin].hash && sent[end].key == sent[begin].key) ++end;
-        if (locked != sent[begin].hash) {
-            lock_key_hash(sent[begin].hash);
-            locked = sent[begin].hash;
-        }
-        // Taken after the lock: every earlier committer of the key is visible in it.
+    if (!sent.empty()) {
+        // Taken after the locks: every earlier committer of these keys is visible in it.
         Snapshot others = pg_call([] {
             Snapshot s = RegisterSnapshot(GetLatestSnapshot());
             s->curcid = FirstCommandId;
             return s;
         });
-        std::optional<Uuid> last = last_committed_key_seq(sent[begin].key, others);
-        pg_call([&] { UnregisterSnapshot(others); });
-
-        std::vector<Uuid> provisional;
-        for (size_t i = begin; i < end; ++i) provisional.push_back(sent[i].seq);
-        std::vector<Uuid> final_seqs = key_seqs_after(last, provisional);
-        std::vector<Uuid> ids, seqs;
-        for (size_t i = begin; i < end; ++i)
-            if (final_seqs[i - begin] != sent[i].seq) {
-                ids.push_back(sent[i].id);
+        std::vector<std::optional<Uuid>> ids, seqs, positions;
+        std::vector<Datum> moves;
+        for (size_t begin = 0; begin < sent.size();) {
+            size_t end = begin;
+            while (end < sent.size() && sent[end].hash == sent[begin].hash && sent[end].key == sent[begin].key) ++end;
+            std::optional<Uuid> last = last_committed_key_seq(sent[begin].key, others);
+            std::vector<Uuid> provisional;
+            for (size_t i = begin; i < end; ++i) provisional.push_back(sent[i].seq);
+            std::vector<Uuid> final_seqs = key_seqs_after(last, provisional);
+            std::vector<bool> waiting = messages_waiting(last.has_value(), end - begin);
+            for (size_t i = begin; i < end; ++i) {
+                const Sent& s = sent[i];
+                const bool move = waiting[i - begin] != s.waiting;
+                if (final_seqs[i - begin] == s.seq && !move) continue;
+                ids.push_back(s.id);
                 seqs.push_back(final_seqs[i - begin]);
+                moves.push_back(BoolGetDatum(move));
+                positions.push_back(waiting[i - begin] ? std::optional<Uuid>(waiting_position()) : s.head_position);
             }
+            begin = end;
+        }
+        pg_call([&] { UnregisterSnapshot(others); });
         if (!ids.empty()) {
-            Datum values[] = {uuid_array(ids), uuid_array(seqs)};
+            Datum values[] = {uuid_array(ids), uuid_array(seqs),
+                              datum_array(moves, std::vector<bool>(moves.size(), true), BOOLOID, 1, true, TYPALIGN_CHAR),
+                              uuid_array(positions)};
             AsExtensionOwner owner;
             restamp_plan.execute(pg_call([] { return GetTransactionSnapshot(); }), false, values, nullptr);
         }
-        begin = end;
+    }
+    if (!released.empty()) {
+        // A fresh snapshot (taken after the locks) that sees this transaction's own deletes.
+        Snapshot latest = pg_call([] { return RegisterSnapshot(GetLatestSnapshot()); });
+        Datum values[] = {text_array(released)};
+        {
+            AsExtensionOwner owner;
+            promote_plan.execute(latest, false, values, nullptr);
+        }
+        pg_call([&] { UnregisterSnapshot(latest); });
     }
 }
 
@@ -131,7 +200,7 @@ void xact_callback(XactEvent event, void*) {
     switch (event) {
         case XACT_EVENT_PRE_COMMIT:
         case XACT_EVENT_PRE_PREPARE:
-            if (!sent_in_xact.empty()) guarded_callback(stamp_key_order);
+            if (!sent_in_xact.empty() || !released_in_xact.empty()) guarded_callback(settle_key_order);
             break;
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_ABORT:
@@ -139,6 +208,7 @@ void xact_callback(XactEvent event, void*) {
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PARALLEL_ABORT:
             sent_in_xact.clear();
+            released_in_xact.clear();
             break;
         default:
             break;
@@ -165,10 +235,14 @@ void outbox_key_order_init() {
     RegisterSubXactCallback(subxact_callback, nullptr);
 }
 
-void outbox_key_order_sent(text* key, const Uuid& id, const Uuid& seq) {
+void outbox_key_order_sent(text* key, const Uuid& id, const Uuid& seq, bool waiting,
+                           const std::optional<Uuid>& head_position) {
     std::string name(VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
     uint32 h = key_hash(name);
-    sent_in_xact.push_back(Sent{h, std::move(name), id, seq, GetCurrentTransactionNestLevel()});
+    sent_in_xact.push_back(
+        Sent{h, std::move(name), id, seq, waiting, head_position, GetCurrentTransactionNestLevel()});
 }
+
+void outbox_key_released(std::string_view key) { released_in_xact.emplace_back(key); }
 
 }  // namespace once::pg

@@ -15,7 +15,9 @@ extern "C" {
 }
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace once::pg {
@@ -47,11 +49,24 @@ SavedPlan same_message_plan(
     {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID});
 
 SavedPlan insert_many_plan(
-    "INSERT INTO once.outbox (id, topic, key, key_seq, payload, visible_at)"
-    " SELECT u.id, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, visible_at)"
+    " SELECT u.id, u.pos, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
     "   FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
-    "                  pg_catalog.unnest($5)) AS u(id, key, key_seq, payload)",
-    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID});
+    "                  pg_catalog.unnest($5), pg_catalog.unnest($6)) AS u(id, key, key_seq, payload, pos)",
+    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID, UUIDARRAYOID});
+
+// Whether a key has messages in the outbox (this transaction's own included): a new message
+// of it waits behind them (outbox_key_order.hpp). One probe of outbox_key.
+SavedPlan key_has_messages_plan(
+    "SELECT 1 FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL LIMIT 1",
+    {TEXTOID});
+
+// The same for the distinct keys of a send_many: those that have messages.
+SavedPlan keys_with_messages_plan(R"(
+SELECT d.key FROM (SELECT DISTINCT k.key FROM pg_catalog.unnest($1::pg_catalog.text[]) AS k(key)
+                    WHERE k.key IS NOT NULL) d
+ WHERE EXISTS (SELECT 1 FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) d.key AND o.key IS NOT NULL))",
+                                  {TEXTARRAYOID});
 
 }  // namespace
 
@@ -107,13 +122,19 @@ ONCE_SQL_FUNCTION(once_send) {
     Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
     // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
     Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
-    Datum values[] = {id, uuid_datum(pos), PointerGetDatum(topic), PointerGetDatum(key), key_seq,
-                      PointerGetDatum(payload), PointerGetDatum(headers), TimestampTzGetDatum(deliver_at)};
-    const char nulls[] = {' ', has_pos ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
-                          headers ? ' ' : 'n', has_deliver_at ? ' ' : 'n'};
     uint64 inserted;
+    bool waiting = false;
     {
         AsExtensionOwner owner;
+        if (key != nullptr) {
+            Datum probe[] = {PointerGetDatum(key)};
+            waiting = key_has_messages_plan.execute(probe, nullptr, 1) == 1;
+        }
+        Datum values[] = {id, uuid_datum(waiting ? waiting_position() : pos), PointerGetDatum(topic),
+                          PointerGetDatum(key), key_seq, PointerGetDatum(payload), PointerGetDatum(headers),
+                          TimestampTzGetDatum(deliver_at)};
+        const char nulls[] = {' ', has_pos || waiting ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
+                              headers ? ' ' : 'n', has_deliver_at ? ' ' : 'n'};
         inserted = (explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
     }
     if (explicit_id && inserted == 0) {
@@ -133,7 +154,8 @@ ONCE_SQL_FUNCTION(once_send) {
                         "once.send choose the id (pass no message_id).");
     }
     if (inserted == 1) {
-        if (key != nullptr) outbox_key_order_sent(key, to_uuid(id), generated);
+        if (key != nullptr)
+            outbox_key_order_sent(key, to_uuid(id), generated, waiting, has_pos ? std::optional<Uuid>(pos) : std::nullopt);
         outbox_mark_sent();
     }
     return id;
@@ -199,7 +221,38 @@ ONCE_SQL_FUNCTION(once_send_many) {
                 return construct_array(ids.data(), n, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
             });
             ArrayType* seq_array = nullptr;
+            ArrayType* pos_array = nullptr;
+            std::vector<bool> waiting(n, false);
             if (keys != nullptr) {
+                // A key's first message here is its head unless the key has messages already;
+                // every later one waits (outbox_key_order.hpp).
+                std::unordered_set<std::string> busy;
+                {
+                    Datum probe[] = {PointerGetDatum(keys)};
+                    AsExtensionOwner owner;
+                    uint64 found = keys_with_messages_plan.execute(probe, nullptr);
+                    for (uint64 r = 0; r < found; ++r) {
+                        Datum k;
+                        if (spi_value(r, 1, &k)) busy.emplace(text_view(DatumGetTextPP(k)));
+                    }
+                }
+                std::vector<Datum> pos_values(n, 0);
+                std::unique_ptr<bool[]> pos_nulls(new bool[n]);
+                Datum wait_pos = uuid_datum(waiting_position());
+                for (int i = 0; i < n; ++i) {
+                    pos_nulls[i] = true;
+                    if (key_nulls[i]) continue;
+                    waiting[i] = !busy.emplace(text_view(DatumGetTextPP(key_elems[i]))).second;
+                    if (waiting[i]) {
+                        pos_values[i] = wait_pos;
+                        pos_nulls[i] = false;
+                    }
+                }
+                int pos_dims[1] = {n}, pos_lbs[1] = {1};
+                pos_array = pg_call([&] {
+                    return construct_md_array(pos_values.data(), pos_nulls.get(), 1, pos_dims, pos_lbs, UUIDOID,
+                                              UUID_LEN, false, TYPALIGN_CHAR);
+                });
                 std::vector<Datum> seq_values(n);
                 std::unique_ptr<bool[]> nulls(new bool[n]);
                 for (int i = 0; i < n; ++i) {
@@ -212,15 +265,17 @@ ONCE_SQL_FUNCTION(once_send_many) {
                                               UUID_LEN, false, TYPALIGN_CHAR);
                 });
             }
-            Datum values[] = {PointerGetDatum(topic), PointerGetDatum(id_array), PointerGetDatum(keys),
-                              PointerGetDatum(seq_array), PointerGetDatum(payloads)};
-            const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' '};
+            Datum values[] = {PointerGetDatum(topic),     PointerGetDatum(id_array), PointerGetDatum(keys),
+                              PointerGetDatum(seq_array), PointerGetDatum(payloads), PointerGetDatum(pos_array)};
+            const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' ', pos_array ? ' ' : 'n'};
             {
                 AsExtensionOwner owner;
                 insert_many_plan.execute(values, nulls);
             }
             for (int i = 0; i < n; ++i)
-                if (!seq_nulls[i]) outbox_key_order_sent(DatumGetTextPP(key_elems[i]), to_uuid(ids[i]), to_uuid(key_seqs[i]));
+                if (!seq_nulls[i])
+                    outbox_key_order_sent(DatumGetTextPP(key_elems[i]), to_uuid(ids[i]), to_uuid(key_seqs[i]),
+                                          waiting[i], std::nullopt);
             outbox_mark_sent();
         }
     }

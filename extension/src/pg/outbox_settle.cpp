@@ -5,9 +5,11 @@
 // whose lease was taken over changes nothing and is told so. A lock-held message
 // (once.claim_locked, outbox_locked.hpp) is settled in the transaction that claimed it: its
 // row is already deleted, so ack only records that it was delivered, and nack / dead write
-// it back.
+// it back. An ack of a keyed message releases its key: the key's next message is promoted
+// at commit (outbox_key_order.hpp).
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
+#include "outbox_key_order.hpp"
 #include "outbox_locked.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
@@ -36,7 +38,9 @@ WITH d AS (
          pg_catalog.now() OPERATOR(pg_catalog.+) p.retention
     FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic
    WHERE p.retention IS NOT NULL)
-SELECT pg_catalog.count(*)::pg_catalog.int4 FROM d)",
+SELECT pg_catalog.count(*)::pg_catalog.int4,
+       pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
+  FROM d)",
                    {TEXTOID, UUIDARRAYOID});
 
 SavedPlan extend_plan(R"(
@@ -89,10 +93,14 @@ std::vector<Datum> settle_locked(FunctionCallInfo fcinfo, int arg, int32* settle
     std::vector<Datum> leased;
     *settled = 0;
     for (Datum id : ids_arg(fcinfo, arg)) {
-        if (outbox_locked_settle(to_uuid(id)))
-            ++*settled;
-        else
+        const LockedMessage* held = outbox_locked_find(to_uuid(id));
+        if (held == nullptr) {
             leased.push_back(id);
+            continue;
+        }
+        if (held->key != 0) outbox_key_released(text_view(DatumGetTextPP(held->key)));
+        outbox_locked_settle(to_uuid(id));
+        ++*settled;
     }
     return leased;
 }
@@ -121,6 +129,13 @@ ONCE_SQL_FUNCTION(once_ack) {
     ack_plan.execute(values, nullptr);
     Datum v;
     if (spi_value(0, 1, &v)) acked += DatumGetInt32(v);
+    if (spi_value(0, 2, &v)) {  // keys whose head this may have been: promote the next at commit
+        Datum* keys = nullptr;
+        bool* nulls = nullptr;
+        int n = 0;
+        pg_call([&] { deconstruct_array(DatumGetArrayTypeP(v), TEXTOID, -1, false, TYPALIGN_INT, &keys, &nulls, &n); });
+        for (int i = 0; i < n; ++i) outbox_key_released(text_view(DatumGetTextPP(keys[i])));
+    }
     PG_RETURN_INT32(acked);
 }
 

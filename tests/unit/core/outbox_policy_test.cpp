@@ -129,3 +129,20 @@ TEST(OutboxPolicy, KeySeqsAfterKeepsSendOrderAndPassesTheLastCommitted) {
                                       uuid_v7_successor(uuid_v7_successor(uuid_v7_successor(later)))}));
     EXPECT_TRUE(key_seqs_after(later, {}).empty());
 }
+
+TEST(OutboxPolicy, WaitingMessagesLieAfterEveryClaimPosition) {
+    // after the position of the latest deliver_at once.send accepts (10 years) and any v7 id
+    std::array<uint8_t, 10> ones;
+    ones.fill(0xff);
+    const uint64_t far = 4102444800000ull + 3653ull * 24 * 3600 * 1000;  // 2100 + 10 years
+    EXPECT_LT(uuid_v7_at(far, ones), waiting_position());
+    EXPECT_LT(uuid_v7_floor(far + 1), waiting_position());
+    for (uint8_t b : waiting_position()) EXPECT_EQ(b, 0xff);
+}
+
+TEST(OutboxPolicy, TheFirstMessageOfAKeyWithoutOthersIsItsHead) {
+    EXPECT_EQ(messages_waiting(false, 3), (std::vector<bool>{false, true, true}));
+    EXPECT_EQ(messages_waiting(true, 3), (std::vector<bool>{true, true, true}));
+    EXPECT_EQ(messages_waiting(false, 1), (std::vector<bool>{false}));
+    EXPECT_TRUE(messages_waiting(false, 0).empty());
+}
