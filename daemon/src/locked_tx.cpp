@@ -1,6 +1,7 @@
 #include "locked_tx.hpp"
 
 #include "source_db.hpp"
+#include "pq_connect.hpp"
 #include "pq_text.hpp"
 #include "uri.hpp"
 
@@ -106,12 +107,7 @@ void PgLockedTx::lost(const std::string& what) {
 
 bool PgLockedTx::connect() {
     disconnect();
-    std::string ct = std::to_string(std::max<int64_t>(1, connect_timeout_.count() / 1000));
-    std::string app = "once-relay " + name_;
-    const char* keys[] = {"connect_timeout", "application_name", "keepalives", "keepalives_idle",
-                          "keepalives_interval", "keepalives_count", "dbname", nullptr};
-    const char* vals[] = {ct.c_str(), app.c_str(), "1", "10", "5", "3", conninfo_.c_str(), nullptr};
-    conn_ = PQconnectdbParams(keys, vals, 1);
+    conn_ = relay_connect(conninfo_, "once-relay " + name_, connect_timeout_);
     if (PQstatus(conn_) != CONNECTION_OK) lost("cannot connect to " + redact_conninfo(conninfo_));
     auto simple = [&](const std::string& sql) {
         PgResult r(PQexec(conn_, sql.c_str()), PQclear);

@@ -1,5 +1,6 @@
 #include "source_db.hpp"
 
+#include "pq_connect.hpp"
 #include "pq_text.hpp"
 #include "uri.hpp"
 
@@ -61,14 +62,7 @@ void SourceDb::raise(const std::string& what, const char* err) {
 
 void SourceDb::connect() {
     disconnect();
-    std::string ct = std::to_string(std::max<int64_t>(1, connect_timeout_.count() / 1000));
-    std::string app = "once-relay " + name_;
-    // Defaults first: anything the user wrote in --db wins (libpq: later entries override,
-    // and the expanded dbname entry comes last).
-    const char* keys[] = {"connect_timeout", "application_name", "keepalives", "keepalives_idle",
-                          "keepalives_interval", "keepalives_count", "dbname", nullptr};
-    const char* vals[] = {ct.c_str(), app.c_str(), "1", "10", "5", "3", conninfo_.c_str(), nullptr};
-    conn_ = PQconnectdbParams(keys, vals, 1);
+    conn_ = relay_connect(conninfo_, "once-relay " + name_, connect_timeout_);
     if (PQstatus(conn_) != CONNECTION_OK) {
         std::string e = one_line(PQerrorMessage(conn_));
         disconnect();

@@ -20,11 +20,17 @@ struct NatsAckQueue {
     int efd = -1;
     NatsAckQueue() { efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
     ~NatsAckQueue() { if (efd >= 0) ::close(efd); }
+    // Only the result that makes the queue non-empty wakes the relay's loop: it takes all of
+    // them at once (process), so a write per PubAck was a syscall, and a wake-up of the loop,
+    // per message for nothing.
     void push(Result r) {
+        bool was_empty;
         {
             std::lock_guard<std::mutex> lock(mu);
+            was_empty = results.empty();
             results.push_back(std::move(r));
         }
+        if (!was_empty) return;
         uint64_t one = 1;
         (void)!::write(efd, &one, sizeof one);
     }

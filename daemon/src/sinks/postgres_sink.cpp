@@ -1,6 +1,7 @@
 #include "sinks/postgres_sink.hpp"
 
 #include "core/backoff.hpp"
+#include "pq_connect.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
@@ -44,10 +45,7 @@ void PostgresSink::disconnect() {
 
 void PostgresSink::connect() {
     disconnect();
-    std::string ct = std::to_string(std::max<int64_t>(1, connect_timeout_.count() / 1000));
-    const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
-    const char* vals[] = {ct.c_str(), "once-relay sink", conninfo_.c_str(), nullptr};
-    conn_ = PQconnectdbParams(keys, vals, 1);
+    conn_ = relay_connect(conninfo_, "once-relay sink", connect_timeout_);
     if (PQstatus(conn_) != CONNECTION_OK) {
         std::string e = PQerrorMessage(conn_);
         while (!e.empty() && (e.back() == '\n' || e.back() == ' ')) e.pop_back();
