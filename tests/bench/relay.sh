@@ -12,7 +12,8 @@
 #  3. Commit -> received latency at 1k and 10k msgs/s (stdout sink) vs commit -> LISTEN of a
 #     transaction doing the same write (an INSERT and pg_notify), producers at
 #     synchronous_commit=off so the disk's flush time does not hide the relay's path.
-# Usage: tests/bench/relay.sh   (BENCH_SECONDS per measurement, default 10; BACKLOG=200000)
+# Usage: tests/bench/relay.sh   (BENCH_SECONDS per measurement, default 10; BACKLOG=200000;
+#        BENCH_ONLY=drain or =latency: see below)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 out="$here_bench/results/relay.txt"
@@ -54,13 +55,17 @@ pids+=($!)
 for _ in $(seq 100); do [ -s "$work/http.port" ] && curl -sf "http://127.0.0.1:$NATS_MON/healthz" >/dev/null && break; sleep 0.1; done
 HTTP_URL="http://127.0.0.1:$(cat "$work/http.port")/hook"
 
-# BENCH_ONLY=latency re-measures part 3 only and replaces its lines in the results file.
+# BENCH_ONLY=latency re-measures part 3 only, BENCH_ONLY=drain part 2 only, and each replaces
+# its lines in the results file.
 BENCH_ONLY=${BENCH_ONLY:-all}
 if [ "$BENCH_ONLY" = all ]; then
     {
         echo "# once-relay benchmark, $(date +%F), ${BENCH_SECONDS}s per run, $(nproc) cores, synchronous_commit=on (latency producers: off), pg_once preloaded, load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
         echo "# name | clients | measured | baseline | ratio (measured/baseline) | target"
     } >"$out"
+elif [ "$BENCH_ONLY" = drain ]; then
+    grep -v -e '^drain ' "$out" >"$work/keep.txt" || true
+    cp "$work/keep.txt" "$out"
 else
     grep -v -e 'commit->sink' -e '(p50 ' "$out" >"$work/keep.txt" || true
     cp "$work/keep.txt" "$out"
@@ -114,6 +119,8 @@ for sink in stdout nats http postgresql postgresql-leased; do
     bench_result "$out" "relay msgs/s to $sink vs the same producers' once.send tps" 16 "$relay_rate" "$send_tps" "report (1.0 = keeps up)"
 done
 
+fi
+if [ "$BENCH_ONLY" = all ] || [ "$BENCH_ONLY" = drain ]; then
 # ---------------------------------------------------------------- 2. drain a backlog
 fill_backlog() {
     psql -qXAt -d bench -c "TRUNCATE once.outbox" >/dev/null
@@ -133,7 +140,7 @@ drain_rate() {   # NAME SINK [MODE] -> msgs/s
     awk -v n="$BACKLOG" -v s="$t0" -v e="$t1" 'BEGIN { printf "%d", n / (e - s) }'
 }
 nats_base=$("$work/nats_pub_baseline" "nats://127.0.0.1:$NATS_PORT" BENCH once.baseline "$BACKLOG" 1024)
-nats_relay=$(drain_rate drain-nats "nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once.")
+nats_relay=$(drain_rate drain-nats "nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once.&create_stream=1")
 bench_result "$out" "drain ${BACKLOG} to JetStream vs hand-written libnats publisher" 1 "$nats_relay" "$nats_base" ">= 0.8"
 nats_leased=$(drain_rate drain-nats-leased "nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once." leased)
 bench_result "$out" "drain ${BACKLOG} to JetStream, --claim-mode leased, vs libnats publisher" 1 "$nats_leased" "$nats_base" "report (the leased mode)"
@@ -172,6 +179,7 @@ listen_baseline() {   # RATE -> "count p50 p99 p999"
     wait $lp
     tail -1 "$work/listen.txt"
 }
+[ "$BENCH_ONLY" = drain ] && { echo "results in $out"; exit 0; }
 for rate in 1000 10000; do
     read -r _ notify_p50 notify_p99 notify_p999 < <(listen_baseline "$rate")
     psql -qXAt -d bench -c "TRUNCATE once.outbox, plain_msgs" >/dev/null

@@ -55,17 +55,17 @@ SELECT cmp_ok((SELECT fetched FROM pg_temp.claim_cost('{drain.mail}')), '<', 200
 SELECT is((SELECT count(*)::int FROM once.outbox WHERE relay = 'cost'), 5,
     'the 5 ready ones were handed out, none of the others');
 
--- 20k messages of one key waiting behind its head, which is in flight (leased)
+-- 20k messages of one key sent while its head is in flight (leased): they wait
 TRUNCATE once.outbox;
 SELECT once.send('drain.mail', '{"head": true}', key => 'hot');
+SELECT is((SELECT payload FROM once.claim('cost', 1, '1 minute', '{drain.mail}')), '{"head": true}'::jsonb,
+    'the key''s head is claimed and is now in flight');
 SELECT count(*) FROM once.send_many('drain.mail', (SELECT array_agg(jsonb_build_object('i', i)) FROM generate_series(1, 10000) i),
                                     (SELECT array_agg('hot'::text) FROM generate_series(1, 10000)));
 SELECT count(*) FROM once.send_many('drain.mail', (SELECT array_agg(jsonb_build_object('i', i)) FROM generate_series(1, 10000) i),
                                     (SELECT array_agg('hot'::text) FROM generate_series(1, 10000)));
 SELECT once.send('drain.mail', jsonb_build_object('i', i), key => 'cold-' || i) FROM generate_series(1, 5) i;
 ANALYZE once.outbox;
-SELECT is((SELECT payload FROM once.claim('cost', 1, '1 minute', '{drain.mail}')), '{"head": true}'::jsonb,
-    'the key''s head is claimed first and is now in flight');
 SELECT is((SELECT count(*)::int FROM once.outbox WHERE pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff'), 20000,
     'the 20k messages behind it wait (the waiting position)');
 SELECT cmp_ok((SELECT fetched FROM pg_temp.claim_cost('{drain.mail}')), '<', 200::bigint,

@@ -128,10 +128,9 @@ Uuid waiting_position() {
     return all_ones;
 }
 
-std::vector<bool> messages_waiting(bool key_has_others, size_t count) {
-    std::vector<bool> waiting(count, true);
-    if (!key_has_others && count > 0) waiting[0] = false;
-    return waiting;
+std::vector<bool> settled_waiting(bool key_has_others, std::vector<bool> guessed) {
+    if (!key_has_others && !guessed.empty()) guessed[0] = false;
+    return guessed;
 }
 
 }  // namespace once

@@ -65,14 +65,17 @@ Uuid uuid_v7_successor(const Uuid& id);
 // kept, so a transaction nobody overtook rewrites nothing.
 std::vector<Uuid> key_seqs_after(const std::optional<Uuid>& last, const std::vector<Uuid>& provisional);
 
-// The claim position of a keyed message that waits behind an earlier message of its key (its
-// key's head, in flight, retrying or dead): the greatest uuid. Every range a claim or its low
-// watermark reads ends before it, so a key's backlog behind its head costs claims nothing.
-// The head's settlement (ack, discard) gives the next one a real position (its promotion).
+// The claim position of a keyed message that waits behind an earlier message of its key that
+// is held (in flight under a lease, retrying, delayed or dead): the greatest uuid. Every range
+// a claim or its low watermark reads ends before it, so a held key's backlog costs claims
+// nothing. Removing the message before it (ack, discard) gives it a real position (its
+// promotion).
 Uuid waiting_position();
 
-// Which of one transaction's `count` messages of a key (in send order) wait: all of them when
-// other messages of the key are in the outbox, else all but the first (the key's new head).
-std::vector<bool> messages_waiting(bool key_has_others, size_t count);
+// One transaction's messages of a key at commit, in send order, guessed waiting or not at send
+// time: a waiting message must have an earlier message of its key to wait for, so the first
+// one cannot wait when no other transaction's message of the key is left. The other guesses
+// stand (a message that does not wait behind another is only read, and skipped, by claims).
+std::vector<bool> settled_waiting(bool key_has_others, std::vector<bool> guessed);
 
 }  // namespace once

@@ -46,6 +46,6 @@ ONCE_SQL_FUNCTION(once_outbox_keys_released) {
     ArrayType* array = PG_GETARG_ARRAYTYPE_P(0);
     pg_call([&] { deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &keys, &nulls, &n); });
     for (int i = 0; i < n; ++i)
-        if (!nulls[i]) outbox_key_released(text_view(DatumGetTextPP(keys[i])));
+        if (!nulls[i]) outbox_key_released(text_view(DatumGetTextPP(keys[i])), Uuid{});  // (rare: from the key's start)
     PG_RETURN_VOID();
 }

@@ -29,8 +29,15 @@ struct Sent {
 
 // In send order. Cleared at the end of every transaction.
 std::vector<Sent> sent_in_xact;
-// Keys whose head this transaction may have removed (duplicates allowed).
-std::vector<std::string> released_in_xact;
+// A message this transaction removed that may have been its key's head: its key, and its
+// key_seq (the next message is the first after it; nil: look from the key's start).
+struct Released {
+    std::string key;
+    Uuid seq;
+    bool operator<(const Released& o) const { return std::tie(key, seq) < std::tie(o.key, o.seq); }
+    bool operator==(const Released& o) const { return key == o.key && seq == o.seq; }
+};
+std::vector<Released> released_in_xact;  // (duplicates allowed)
 
 uint32 key_hash(std::string_view key) {
     return hash_bytes(reinterpret_cast<const unsigned char*>(key.data()), static_cast<int>(key.size()));
@@ -56,18 +63,24 @@ UPDATE once.outbox o
  WHERE o.id OPERATOR(pg_catalog.=) u.id)",
                          {UUIDARRAYOID, UUIDARRAYOID, BOOLARRAYOID, UUIDARRAYOID});
 
-// Promotion: for each key of $1 whose first message (smallest key_seq) waits, give that one
-// its claim position: now, or its deliver_at when that is still ahead.
+// Promotion: for each released message ($1 its key, $2 its key_seq), the key's next message,
+// if it waits, gets its claim position: now, or its deliver_at when that is still ahead. The
+// scan starts after the released key_seq, so the index entries of the key's acknowledged
+// messages that VACUUM has not removed yet are not walked again. (Were the released message
+// not the head -- messages written by 0.1 -- a promoted message could stand behind another
+// that does not wait: the claim's key_seq check still holds it back.)
 SavedPlan promote_plan(R"(
 UPDATE once.outbox o
    SET pos = once._outbox_position(GREATEST(o.visible_at, pg_catalog.clock_timestamp()))
  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(
          SELECT (SELECT f.ctid FROM once.outbox f
-                  WHERE f.key OPERATOR(pg_catalog.=) k.key AND f.key IS NOT NULL
+                  WHERE f.key OPERATOR(pg_catalog.=) r.key AND f.key IS NOT NULL
+                    AND f.key_seq OPERATOR(pg_catalog.>) r.seq
                   ORDER BY f.key_seq LIMIT 1)
-           FROM pg_catalog.unnest($1::pg_catalog.text[]) AS k(key)))
+           FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.uuid[]))
+                AS r(key, seq)))
    AND o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid)",
-                         {TEXTARRAYOID});
+                         {TEXTARRAYOID, UUIDARRAYOID});
 
 Datum uuid_datum(const Uuid& id) {
     auto* u = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
@@ -129,7 +142,7 @@ std::optional<Uuid> last_committed_key_seq(const std::string& key, Snapshot othe
 void settle_key_order() {
     std::vector<Sent> sent = std::move(sent_in_xact);
     sent_in_xact.clear();
-    std::vector<std::string> released = std::move(released_in_xact);
+    std::vector<Released> released = std::move(released_in_xact);
     released_in_xact.clear();
     // send order kept within a key (stable sort)
     std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
@@ -141,7 +154,7 @@ void settle_key_order() {
     // Lock order: by hash, the same in every transaction.
     std::vector<uint32> hashes;
     for (const Sent& s : sent) hashes.push_back(s.hash);
-    for (const std::string& k : released) hashes.push_back(key_hash(k));
+    for (const Released& r : released) hashes.push_back(key_hash(r.key));
     std::sort(hashes.begin(), hashes.end());
     hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
     for (uint32 h : hashes) lock_key_hash(h);
@@ -163,7 +176,9 @@ void settle_key_order() {
             std::vector<Uuid> provisional;
             for (size_t i = begin; i < end; ++i) provisional.push_back(sent[i].seq);
             std::vector<Uuid> final_seqs = key_seqs_after(last, provisional);
-            std::vector<bool> waiting = messages_waiting(last.has_value(), end - begin);
+            std::vector<bool> guessed;
+            for (size_t i = begin; i < end; ++i) guessed.push_back(sent[i].waiting);
+            std::vector<bool> waiting = settled_waiting(last.has_value(), std::move(guessed));
             for (size_t i = begin; i < end; ++i) {
                 const Sent& s = sent[i];
                 const bool move = waiting[i - begin] != s.waiting;
@@ -187,7 +202,13 @@ void settle_key_order() {
     if (!released.empty()) {
         // A fresh snapshot (taken after the locks) that sees this transaction's own deletes.
         Snapshot latest = pg_call([] { return RegisterSnapshot(GetLatestSnapshot()); });
-        Datum values[] = {text_array(released)};
+        std::vector<std::string> keys;
+        std::vector<std::optional<Uuid>> seqs;
+        for (const Released& r : released) {
+            keys.push_back(r.key);
+            seqs.push_back(r.seq);
+        }
+        Datum values[] = {text_array(keys), uuid_array(seqs)};
         {
             AsExtensionOwner owner;
             promote_plan.execute(latest, false, values, nullptr);
@@ -243,6 +264,8 @@ void outbox_key_order_sent(text* key, const Uuid& id, const Uuid& seq, bool wait
         Sent{h, std::move(name), id, seq, waiting, head_position, GetCurrentTransactionNestLevel()});
 }
 
-void outbox_key_released(std::string_view key) { released_in_xact.emplace_back(key); }
+void outbox_key_released(std::string_view key, const Uuid& seq) {
+    released_in_xact.push_back(Released{std::string(key), seq});
+}
 
 }  // namespace once::pg

@@ -44,9 +44,8 @@ void outbox_key_order_init();
 void outbox_key_order_sent(text* key, const Uuid& id, const Uuid& seq, bool waiting,
                            const std::optional<Uuid>& head_position);
 
-// The current transaction removed a message of `key` that may have been its head: its next
-// message is promoted at commit. (Harmless when it was not: promotion only moves a waiting
-// first message.)
-void outbox_key_released(std::string_view key);
+// The current transaction removed a message of `key` (key_seq `seq`; nil: unknown) that may
+// have been its head: the key's next message is promoted at commit.
+void outbox_key_released(std::string_view key, const Uuid& seq);
 
 }  // namespace once::pg

@@ -30,7 +30,7 @@ WITH d AS (
   DELETE FROM once.outbox o
    WHERE o.id OPERATOR(pg_catalog.=) ANY ($2) AND o.relay OPERATOR(pg_catalog.=) $1
      AND o.dead_at IS NULL
-  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at),
+  RETURNING o.id, o.topic, o.key, o.key_seq, o.payload, o.headers, o.attempt, o.created_at),
  h AS (
   INSERT INTO once.outbox_delivered
          (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
@@ -39,7 +39,8 @@ WITH d AS (
     FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic
    WHERE p.retention IS NOT NULL)
 SELECT pg_catalog.count(*)::pg_catalog.int4,
-       pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
+       pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL),
+       pg_catalog.array_agg(d.key_seq) FILTER (WHERE d.key IS NOT NULL)
   FROM d)",
                    {TEXTOID, UUIDARRAYOID});
 
@@ -98,7 +99,7 @@ std::vector<Datum> settle_locked(FunctionCallInfo fcinfo, int arg, int32* settle
             leased.push_back(id);
             continue;
         }
-        if (held->key != 0) outbox_key_released(text_view(DatumGetTextPP(held->key)));
+        if (held->key != 0) outbox_key_released(text_view(DatumGetTextPP(held->key)), to_uuid(held->key_seq));
         outbox_locked_settle(to_uuid(id));
         ++*settled;
     }
@@ -129,12 +130,17 @@ ONCE_SQL_FUNCTION(once_ack) {
     ack_plan.execute(values, nullptr);
     Datum v;
     if (spi_value(0, 1, &v)) acked += DatumGetInt32(v);
-    if (spi_value(0, 2, &v)) {  // keys whose head this may have been: promote the next at commit
-        Datum* keys = nullptr;
-        bool* nulls = nullptr;
-        int n = 0;
-        pg_call([&] { deconstruct_array(DatumGetArrayTypeP(v), TEXTOID, -1, false, TYPALIGN_INT, &keys, &nulls, &n); });
-        for (int i = 0; i < n; ++i) outbox_key_released(text_view(DatumGetTextPP(keys[i])));
+    Datum seqs_v;
+    if (spi_value(0, 2, &v) && spi_value(0, 3, &seqs_v)) {  // heads this may have been: promote the next at commit
+        Datum *keys = nullptr, *seqs = nullptr;
+        bool *key_nulls = nullptr, *seq_nulls = nullptr;
+        int n = 0, m = 0;
+        pg_call([&] {
+            deconstruct_array(DatumGetArrayTypeP(v), TEXTOID, -1, false, TYPALIGN_INT, &keys, &key_nulls, &n);
+            deconstruct_array(DatumGetArrayTypeP(seqs_v), UUIDOID, UUID_LEN, false, TYPALIGN_CHAR, &seqs, &seq_nulls, &m);
+        });
+        for (int i = 0; i < n && i < m; ++i)
+            outbox_key_released(text_view(DatumGetTextPP(keys[i])), seq_nulls[i] ? Uuid{} : to_uuid(seqs[i]));
     }
     PG_RETURN_INT32(acked);
 }

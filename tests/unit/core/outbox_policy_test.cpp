@@ -140,9 +140,12 @@ TEST(OutboxPolicy, WaitingMessagesLieAfterEveryClaimPosition) {
     for (uint8_t b : waiting_position()) EXPECT_EQ(b, 0xff);
 }
 
-TEST(OutboxPolicy, TheFirstMessageOfAKeyWithoutOthersIsItsHead) {
-    EXPECT_EQ(messages_waiting(false, 3), (std::vector<bool>{false, true, true}));
-    EXPECT_EQ(messages_waiting(true, 3), (std::vector<bool>{true, true, true}));
-    EXPECT_EQ(messages_waiting(false, 1), (std::vector<bool>{false}));
-    EXPECT_TRUE(messages_waiting(false, 0).empty());
+TEST(OutboxPolicy, AMessageWaitsOnlyBehindAnother) {
+    // alone in the outbox: the first one cannot wait, the guesses behind it stand
+    EXPECT_EQ(settled_waiting(false, {true, true, false}), (std::vector<bool>{false, true, false}));
+    EXPECT_EQ(settled_waiting(false, {false, false}), (std::vector<bool>{false, false}));
+    // behind other transactions' messages: every guess stands
+    EXPECT_EQ(settled_waiting(true, {true, false}), (std::vector<bool>{true, false}));
+    EXPECT_EQ(settled_waiting(true, {false}), (std::vector<bool>{false}));
+    EXPECT_TRUE(settled_waiting(false, {}).empty());
 }
