@@ -2,7 +2,7 @@
 -- redrive, statistics, history, privileges and bad input.
 -- Time-dependent rules are tested by moving stored times back, never by waiting.
 BEGIN;
-SELECT plan(104);
+SELECT plan(105);
 
 -- A message becomes due now (as if its delay or lease had passed).
 CREATE FUNCTION pg_temp.make_due(message uuid) RETURNS void LANGUAGE sql AS $$
@@ -173,6 +173,9 @@ SELECT is(once.nack('r1', :'dd1', 'again'), 'stale', 'a dead message cannot be n
 SELECT is(once.redrive(ARRAY[:'dd1']::uuid[]), 1, 'redrive brings a dead letter back');
 SELECT is((SELECT attempt FROM once.claim('r1')), 1, 'a redriven message starts again at attempt 1');
 SELECT once.ack('r1', ARRAY[:'dd1']::uuid[]);
+SELECT is(pg_temp.claim_ids('r1'), '{}'::uuid[],
+    'the next message waits (since the first one''s retry) until the ack commits');
+SELECT pg_temp.make_due(:'dd2');  -- what that commit does (isolation spec outbox_waiting)
 SELECT is(pg_temp.claim_ids('r1'), ARRAY[:'dd2']::uuid[], 'then the key moves on');
 SELECT once.nack('r1', :'dd2', 'x');
 SELECT pg_temp.make_due(:'dd2');

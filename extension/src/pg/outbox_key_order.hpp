@@ -15,16 +15,22 @@
 // are open, only for another producer's commit of the same key; and as every committer takes
 // its locks in the same order, they cannot deadlock on them.
 //
-// Heads and waiting messages (0.2). Only a key's head (its message with the smallest key_seq)
-// can be claimed; the others wait, with the claim position waiting_position(), outside every
-// range a claim reads, so a key's backlog behind an in-flight, retrying or dead head costs
-// claims nothing (issue 10). once.send guesses at send time (a waiting message when the key
-// has messages in the outbox, its own earlier ones included); the pre-commit step, under the
-// key's lock, makes it true: the first message of the key is the head when no other
-// transaction's message of the key is left, every other one waits. A transaction that removed
-// a key's head (ack, discard) promotes the key's next message in the same pre-commit step,
-// under the same lock: a producer that commits while the head is being acknowledged either
-// sees the head (and waits, then is promoted) or sees it gone (and is the head).
+// Waiting messages (0.2). Only a key's oldest message can be claimed (the claim checks
+// key_seq). Messages behind a *held* message of their key -- leased to a relay, retrying,
+// delayed or dead -- also wait with the claim position waiting_position(), outside every
+// range a claim reads, so the backlog that builds up behind a hold costs claims nothing
+// (issue 10). Behind a ready message nothing waits: it is claimed at once, and skipping what
+// follows it once or twice is cheaper than a promotion (a rewrite of the row).
+//  * once.send guesses at send time: it waits when the key's last message waits or is held.
+//  * once.nack / once.dead (outbox_settle.cpp) make what is queued behind the message they
+//    give back wait (once per hold).
+//  * The pre-commit step, under the key's lock, makes sure a waiting message has a message
+//    to wait for: the first message of the key cannot wait when no other transaction's
+//    message of the key is left.
+//  * A transaction that removed a message (ack, discard) promotes the next one, if it waits,
+//    in the same pre-commit step under the same lock: a producer that commits meanwhile either
+//    sees the removed message (its message waits, then is promoted) or sees it gone (its
+//    message does not wait).
 #pragma once
 
 #include "../core/uuid_v7.hpp"

@@ -51,7 +51,7 @@ UPDATE once.outbox o SET visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $3
                       {TEXTOID, UUIDARRAYOID, INTERVALOID});
 
 SavedPlan nack_lookup_plan(R"(
-SELECT o.attempt, (o.relay OPERATOR(pg_catalog.=) $1 AND o.dead_at IS NULL) IS TRUE, o.topic
+SELECT o.attempt, (o.relay OPERATOR(pg_catalog.=) $1 AND o.dead_at IS NULL) IS TRUE, o.topic, o.key, o.key_seq
   FROM once.outbox o
  WHERE o.id OPERATOR(pg_catalog.=) $2
    FOR UPDATE OF o)",
@@ -87,6 +87,26 @@ VALUES ($1, $10, COALESCE($3, 'infinity'), $11, NULL,
         COALESCE($4, '00000000-0000-0000-0000-000000000000'), $9, $5, $6, $7, $8, $12, $2))",
                         {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, JSONBOID,
                          TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID, JSONBOID});
+
+// A message given back (retry or dead) holds its key from now on: the messages of the key queued
+// behind it ($1 key, $2 its key_seq) wait from now on too, outside every claim range, instead
+// of being read by every claim for as long as it is held (outbox_key_order.hpp). Once per
+// hold: nothing is written when the first one behind it waits already.
+SavedPlan hold_key_plan(R"(
+UPDATE once.outbox o SET pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff'
+ WHERE (SELECT f.pos IS NULL OR f.pos OPERATOR(pg_catalog.<>) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid
+          FROM once.outbox f
+         WHERE f.key OPERATOR(pg_catalog.=) $1 AND f.key IS NOT NULL AND f.key_seq OPERATOR(pg_catalog.>) $2
+         ORDER BY f.key_seq LIMIT 1)
+   AND o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL AND o.key_seq OPERATOR(pg_catalog.>) $2
+   AND (o.pos IS NULL OR o.pos OPERATOR(pg_catalog.<>) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid))",
+                        {TEXTOID, UUIDOID});
+
+void hold_key(Datum key, Datum key_seq) {
+    if (key == 0 || key_seq == 0) return;
+    Datum values[] = {key, key_seq};
+    hold_key_plan.execute(values, nullptr);
+}
 
 // Splits the validated ids argument into this transaction's lock-held claims (settled here,
 // counted in `settled`) and the others (returned, for the leased path).
@@ -241,6 +261,7 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
                               ' ',
                               held.headers ? ' ' : 'n'};
         put_back_plan.execute(values, nulls);
+        hold_key(held.key, held.key_seq);
         outbox_locked_settle(held.id);
         return g.dead ? "dead" : "retry";
     }
@@ -255,18 +276,22 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
     const int attempt = spi_value(0, 1, &v) ? DatumGetInt32(v) : 0;
     const bool held = spi_value(0, 2, &v) && DatumGetBool(v);
     if (!held) return "stale";
-    Datum topic = 0;
+    Datum topic = 0, key = 0, key_seq = 0;
     spi_value(0, 3, &topic);  // (SPI keeps this row until SPI_finish)
+    spi_value(0, 4, &key);
+    spi_value(0, 5, &key_seq);
     GiveBack g = decide_give_back(topic_policy(topic), attempt, permanent, retry_after);
     if (g.dead) {
         Datum args[] = {id, error};
         const char nulls[] = {' ', error_null};
         nack_dead_plan.execute(args, nulls);
+        hold_key(key, key_seq);
         return "dead";
     }
     Datum args[] = {id, error, TimestampTzGetDatum(g.visible_at), uuid_datum(g.pos)};
     const char nulls[] = {' ', error_null, ' ', ' '};
     nack_retry_plan.execute(args, nulls);
+    hold_key(key, key_seq);
     return "retry";
 }
 
