@@ -34,7 +34,8 @@ echo "batch = 0" >>"$CONF"
 kill -HUP "$(relay_child sig)"
 once_wait_for "reload failure logged" 20 relay_log_has sig "reload failed, still running with the previous configuration" || fail "no reload failure"
 relay_alive sig || fail "relay died on a broken reload"
-grep -q "RELOADING=1" "$T/notify.log" || fail "no RELOADING=1"
+# (the listener writes each datagram when it is scheduled: wait for it, do not just look)
+once_wait_for "RELOADING=1" 10 grep -q "RELOADING=1" "$T/notify.log" || fail "no RELOADING=1"
 before=$(http_count "$HTTP_LOG")
 once_wait_for "still delivering" 30 http_has "$HTTP_LOG" $((before + 10)) || fail "stopped delivering after a broken reload"
 
@@ -51,8 +52,8 @@ start=$SECONDS
 stop_relay sig
 [ "$RELAY_RC" = 0 ] || fail "exit code $RELAY_RC after SIGTERM"
 [ $((SECONDS - start)) -le 8 ] || fail "shutdown took $((SECONDS - start))s (bound 5s + slack)"
-grep -q "STOPPING=1" "$T/notify.log" || fail "no STOPPING=1"
-grep -q "WATCHDOG=1" "$T/notify.log" || fail "no WATCHDOG=1"
+once_wait_for "STOPPING=1" 10 grep -q "STOPPING=1" "$T/notify.log" || fail "no STOPPING=1"
+once_wait_for "WATCHDOG=1" 10 grep -q "WATCHDOG=1" "$T/notify.log" || fail "no WATCHDOG=1"
 # What the receiver answered before the stop was acknowledged: a new relay delivers only the rest.
 delivered_before=$(jq -r 'select(.status == 200) | .id' "$HTTP_LOG" | sort -u | wc -l)
 cp "$CONF.good" "$CONF"
