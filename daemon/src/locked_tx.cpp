@@ -7,21 +7,50 @@
 
 #include <libpq-fe.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
+#include <utility>
+
+#include <poll.h>
 
 namespace once::relay {
 
 // ------------------------------------------------------------------------------ settle_locked
 
-LockedSettle settle_locked(Batch& b, LockedTx& tx) {
-    LockedSettle out;
-    std::optional<Batch::Settlement> s = b.take_settlement();
-    if (!s) return out;
+void LockedTx::start_settle(const Batch::Settlement& s) {
+    settle_failed_ = nullptr;
     try {
-        out.report = tx.settle_and_commit(*s);
+        settled_ = settle_and_commit(s);
+    } catch (...) {
+        settle_failed_ = std::current_exception();
+    }
+}
+
+SettleReport LockedTx::finish_settle() {
+    if (settle_failed_) std::rethrow_exception(std::exchange(settle_failed_, nullptr));
+    return std::move(settled_);
+}
+
+std::optional<Batch::Settlement> start_settle_locked(Batch& b, LockedTx& tx) {
+    std::optional<Batch::Settlement> s = b.take_settlement();
+    if (s) tx.start_settle(*s);
+    return s;
+}
+
+LockedSettle settle_locked(Batch& b, LockedTx& tx) {
+    std::optional<Batch::Settlement> s = start_settle_locked(b, tx);
+    if (!s) return LockedSettle{};
+    tx.wait_settle();
+    return finish_settle_locked(b, tx, std::move(*s));
+}
+
+LockedSettle finish_settle_locked(Batch& b, LockedTx& tx, Batch::Settlement s) {
+    LockedSettle out;
+    try {
+        out.report = tx.finish_settle();
         out.result = LockedSettle::Result::committed;
-        out.settlement = std::move(*s);
+        out.settlement = std::move(s);
     } catch (const DbLost& e) {
         out.result = LockedSettle::Result::given_back;
         out.error = e.what();
@@ -94,6 +123,8 @@ PgLockedTx::~PgLockedTx() { disconnect(); }
 void PgLockedTx::disconnect() {
     if (conn_) { PQfinish(conn_); conn_ = nullptr; }   // an open transaction rolls back
     pending_syncs_ = 0;
+    async_out_ = async_done_ = false;
+    async_answers_.clear();
 }
 
 bool PgLockedTx::connected() const { return conn_ && PQstatus(conn_) == CONNECTION_OK; }
@@ -175,7 +206,7 @@ void PgLockedTx::read_pending() {
 
 // Sends every command and one Sync, then reads every answer: one round trip. After the first
 // error the server skips the rest up to the Sync (their answers say "not run").
-std::vector<PgLockedTx::Answer> PgLockedTx::flight(const std::vector<Cmd>& cmds) {
+void PgLockedTx::send_flight(const std::vector<Cmd>& cmds) {
     if (!connected()) lost("not connected");
     for (const Cmd& c : cmds) {
         std::vector<const char*> vals;
@@ -185,22 +216,31 @@ std::vector<PgLockedTx::Answer> PgLockedTx::flight(const std::vector<Cmd>& cmds)
                               : PQsendQueryParams(conn_, c.stmt, n, nullptr, vals.data(), nullptr, nullptr, 0);
         if (sent != 1) lost(std::string("sending ") + c.stmt);
     }
-    if (PQpipelineSync(conn_) != 1) lost("sending a sync");
+    if (PQpipelineSync(conn_) != 1) lost("sending a sync");   // (flushes: the connection blocks on writes)
+}
+
+// One answer of a statement: its status, and the server's error if it failed.
+static void read_answer(PgResult& r, bool& ok, std::string& error, std::string& sqlstate) {
+    auto st = PQresultStatus(r.get());
+    ok = st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
+    if (st == PGRES_PIPELINE_ABORTED) {
+        error = "not run (an earlier statement of the transaction failed)";
+    } else if (!ok) {
+        error = one_line(PQresultErrorMessage(r.get()));
+        const char* code = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+        sqlstate = code ? code : "";
+    }
+}
+
+std::vector<PgLockedTx::Answer> PgLockedTx::flight(const std::vector<Cmd>& cmds) {
+    send_flight(cmds);
     read_pending();
     std::vector<Answer> answers(cmds.size());
     for (Answer& a : answers) {
         a.r.reset(PQgetResult(conn_));
         if (!a.r) lost("connection lost");
-        auto st = PQresultStatus(a.r.get());
-        a.ok = st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
-        if (st == PGRES_PIPELINE_ABORTED) {
-            a.error = "not run (an earlier statement of the transaction failed)";
-        } else if (!a.ok) {
-            a.error = one_line(PQresultErrorMessage(a.r.get()));
-            const char* code = PQresultErrorField(a.r.get(), PG_DIAG_SQLSTATE);
-            a.sqlstate = code ? code : "";
-            if (!connected() || connection_lost_sqlstate(code)) lost(a.error);
-        }
+        read_answer(a.r, a.ok, a.error, a.sqlstate);
+        if (!a.ok && (!connected() || connection_lost_sqlstate(a.sqlstate.c_str()))) lost(a.error);
         PGresult* end = PQgetResult(conn_);   // NULL: the end of this statement's results
         if (end) { PQclear(end); lost("unexpected extra result"); }
     }
@@ -209,11 +249,84 @@ std::vector<PgLockedTx::Answer> PgLockedTx::flight(const std::vector<Cmd>& cmds)
     return answers;
 }
 
+// Blocks until the flight sent without waiting has all its answers.
+void PgLockedTx::wait_async() {
+    while (!async_ready()) {
+        pollfd p{PQsocket(conn_), POLLIN, 0};
+        if (::poll(&p, 1, -1) < 0 && errno != EINTR) lost("poll");
+    }
+}
+
+void PgLockedTx::start_async(const std::vector<Cmd>& cmds) {
+    if (async_out_) lost("a flight is already out");   // (the relay never does this)
+    send_flight(cmds);
+    async_out_ = true;
+    async_done_ = false;
+    async_answers_.clear();
+}
+
+int PgLockedTx::socket() const { return conn_ ? PQsocket(conn_) : -1; }
+
+// Takes one result (after the answers of earlier ROLLBACK flights). Returns true at the
+// flight's own Sync.
+bool PgLockedTx::take_result(PGresult* raw) {
+    PgResult r(raw, PQclear);
+    bool sync = PQresultStatus(raw) == PGRES_PIPELINE_SYNC;
+    if (pending_syncs_ > 0) {   // an earlier ROLLBACK's answer
+        if (sync) --pending_syncs_;
+        return false;
+    }
+    if (sync) return true;
+    Answer a;
+    a.r = std::move(r);
+    read_answer(a.r, a.ok, a.error, a.sqlstate);
+    if (!a.ok && (!connected() || connection_lost_sqlstate(a.sqlstate.c_str()))) lost(a.error);
+    async_answers_.push_back(std::move(a));
+    return false;
+}
+
+bool PgLockedTx::async_ready() {
+    if (!async_out_ || async_done_) return true;
+    if (!connected() || PQconsumeInput(conn_) != 1) lost("connection lost");
+    // PQisBusy: a PQgetResult now would block. Between statements it returns the NULL that ends
+    // one statement's results and moves on to the next; after the flight's Sync we stop.
+    while (!PQisBusy(conn_)) {
+        PGresult* r = PQgetResult(conn_);
+        if (!r) {
+            if (!connected()) lost("connection lost");
+            continue;
+        }
+        if (take_result(r)) {
+            async_done_ = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::vector<PgLockedTx::Answer> PgLockedTx::take_async() {
+    if (!async_out_ || !async_done_) lost("answers taken before they arrived");
+    async_out_ = async_done_ = false;
+    return std::exchange(async_answers_, {});
+}
+
 std::vector<Message> PgLockedTx::claim(int batch, const std::vector<std::string>& topics) {
+    start_claim(batch, topics);
+    wait_async();
+    return finish_claim();
+}
+
+void PgLockedTx::start_claim(int batch, const std::vector<std::string>& topics) {
     std::optional<std::string> t;
     if (!topics.empty()) t = array_literal(topics);
-    auto a = flight({{"BEGIN", false, {}},
-                     {"once_claim_locked", true, {name_, std::to_string(batch), t}}});
+    start_async({{"BEGIN", false, {}}, {"once_claim_locked", true, {name_, std::to_string(batch), t}}});
+}
+
+bool PgLockedTx::claim_ready() { return async_ready(); }
+
+std::vector<Message> PgLockedTx::finish_claim() {
+    std::vector<Answer> a = take_async();
+    if (a.size() != 2) lost("unexpected answers to a claim");
     if (!a[0].ok || !a[1].ok) {
         rollback();
         throw std::runtime_error("once.claim_locked: " + (a[0].ok ? a[1].error : a[0].error));
@@ -245,6 +358,12 @@ std::vector<Message> PgLockedTx::claim(int batch, const std::vector<std::string>
 }
 
 SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
+    start_settle(s);
+    wait_settle();
+    return finish_settle();
+}
+
+void PgLockedTx::start_settle(const Batch::Settlement& s) {
     std::vector<Cmd> cmds;
     if (!s.acks.empty()) cmds.push_back({"once_ack", true, {name_, array_literal(s.acks)}});
     for (const Batch::Entry* e : s.nacks) {
@@ -254,11 +373,45 @@ SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
     }
     for (const Batch::Entry* e : s.deads) cmds.push_back({"once_dead", true, {name_, e->msg.id, valid_utf8(e->error)}});
     cmds.push_back({"COMMIT", false, {}});
-    auto a = flight(cmds);
+    settle_stmts_.clear();
+    for (const Cmd& c : cmds) settle_stmts_.emplace_back(c.stmt);
+    settle_acks_ = s.acks.size();
+    settle_nacks_ = s.nacks.size();
+    settle_failed_ = nullptr;
+    try {
+        start_async(cmds);
+    } catch (...) {
+        settle_failed_ = std::current_exception();
+    }
+}
+
+bool PgLockedTx::settle_ready() {
+    if (settle_failed_) return true;
+    try {
+        return async_ready();
+    } catch (...) {
+        settle_failed_ = std::current_exception();
+        return true;
+    }
+}
+
+void PgLockedTx::wait_settle() {
+    if (settle_failed_) return;
+    try {
+        wait_async();
+    } catch (...) {
+        settle_failed_ = std::current_exception();
+    }
+}
+
+SettleReport PgLockedTx::finish_settle() {
+    if (settle_failed_) std::rethrow_exception(std::exchange(settle_failed_, nullptr));
+    std::vector<Answer> a = take_async();
+    if (a.size() != settle_stmts_.size()) lost("unexpected answers to a settlement");
     for (size_t i = 0; i < a.size(); ++i) {
         if (a[i].ok) continue;
         rollback();   // the transaction failed: every message of the batch is back
-        throw TxFailed((i + 1 == a.size() ? std::string("COMMIT") : std::string(cmds[i].stmt)) + " failed" +
+        throw TxFailed((i + 1 == a.size() ? std::string("COMMIT") : settle_stmts_[i]) + " failed" +
                        (a[i].sqlstate.empty() ? "" : " (SQLSTATE " + a[i].sqlstate + ")") + ": " + a[i].error);
     }
     // COMMIT of a transaction that failed earlier answers ROLLBACK; with the checks above it
@@ -267,12 +420,12 @@ SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
     if (!tag || std::strcmp(tag, "COMMIT") != 0) throw TxFailed(std::string("COMMIT answered ") + (tag ? tag : "nothing"));
     SettleReport rep;
     size_t i = 0;
-    if (!s.acks.empty()) {
+    if (settle_acks_ > 0) {
         PGresult* r = a[i++].r.get();
-        rep.acked = static_cast<int64_t>(s.acks.size());
+        rep.acked = static_cast<int64_t>(settle_acks_);
         if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) rep.acked = std::atoll(PQgetvalue(r, 0, 0));
     }
-    for (size_t k = 0; k < s.nacks.size(); ++k) {
+    for (size_t k = 0; k < settle_nacks_; ++k) {
         PGresult* r = a[i++].r.get();
         rep.nack_verdicts.push_back(PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0) : "retry");
     }
@@ -282,7 +435,11 @@ SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
 void PgLockedTx::rollback() noexcept {
     if (!conn_) return;
     try {
-        if (!connected()) { disconnect(); return; }
+        // A flight still out: its answers would be read as the ROLLBACK's; closing the
+        // connection rolls back what it took.
+        if (!connected() || (async_out_ && !async_done_)) { disconnect(); return; }
+        async_out_ = false;
+        async_answers_.clear();
         read_pending();
         if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
         flight({{"ROLLBACK", false, {}}});

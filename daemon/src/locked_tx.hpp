@@ -21,12 +21,14 @@
 #include "duration.hpp"
 #include "message.hpp"
 
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 typedef struct pg_conn PGconn;
+typedef struct pg_result PGresult;
 
 namespace once::relay {
 
@@ -50,14 +52,35 @@ public:
     // open until settle_and_commit() or rollback(). Throws DbLost (connection gone) or
     // std::runtime_error (the server refused; nothing is held).
     virtual std::vector<Message> claim(int batch, const std::vector<std::string>& topics) = 0;
+    // The same claim without waiting for it, so the relay's two connections claim side by side
+    // (each claim is a scan on one server core): start_claim() sends it, claim_ready() reads
+    // what has arrived without blocking, finish_claim() returns the answer once ready.
+    // These defaults run the blocking claim() (for fakes with no socket).
+    virtual void start_claim(int batch, const std::vector<std::string>& topics) { started_ = claim(batch, topics); }
+    virtual bool claim_ready() { return true; }
+    virtual std::vector<Message> finish_claim() { return std::move(started_); }
+    virtual int socket() const { return -1; }   // to poll while a flight is out; -1: none
     // ack + nacks + deads + COMMIT of the open transaction. Throws TxFailed or DbLost: the
     // transaction rolled back, the outbox has every message of the batch back.
     virtual SettleReport settle_and_commit(const Batch::Settlement& s) = 0;
+    // The same without waiting, like start_claim: start_settle() sends it and never throws,
+    // settle_ready() is true once the answer (or the failure) is in, finish_settle() returns
+    // the report or throws what settle_and_commit would. wait_settle() blocks until ready.
+    // These defaults run the blocking settle_and_commit() (for fakes with no socket).
+    virtual void start_settle(const Batch::Settlement& s);
+    virtual bool settle_ready() { return true; }
+    virtual void wait_settle() {}
+    virtual SettleReport finish_settle();
     // Ends the open transaction without settling: every message goes back untouched.
     // Never throws (on a broken connection the server rolls back by itself).
     virtual void rollback() noexcept = 0;
     virtual bool connected() const = 0;
     virtual void disconnect() = 0;
+
+private:
+    std::vector<Message> started_;
+    SettleReport settled_;
+    std::exception_ptr settle_failed_;
 };
 
 // What settle_locked did with a batch.
@@ -73,6 +96,12 @@ struct LockedSettle {
 // transaction gives the batch back (b.given_back() afterwards). Not finished, already settled
 // or given back: nothing happens (Result::not_finished).
 LockedSettle settle_locked(Batch& b, LockedTx& tx);
+
+// settle_locked in two halves, for the relay's loop: start_settle_locked takes the settlement
+// of a finished batch and sends it (nothing when not finished: std::nullopt), and
+// finish_settle_locked reads the answer once tx.settle_ready().
+std::optional<Batch::Settlement> start_settle_locked(Batch& b, LockedTx& tx);
+LockedSettle finish_settle_locked(Batch& b, LockedTx& tx, Batch::Settlement s);
 
 // `text` with every byte that is not part of a valid UTF-8 sequence replaced by '?'. Sink
 // errors (an HTTP body cut at 200 bytes) go into once.nack / once.dead; an invalid one would
@@ -95,13 +124,27 @@ public:
     bool connected() const override;
 
     std::vector<Message> claim(int batch, const std::vector<std::string>& topics) override;
+    void start_claim(int batch, const std::vector<std::string>& topics) override;
+    bool claim_ready() override;
+    std::vector<Message> finish_claim() override;
+    int socket() const override;
     SettleReport settle_and_commit(const Batch::Settlement& s) override;
+    void start_settle(const Batch::Settlement& s) override;
+    bool settle_ready() override;
+    void wait_settle() override;
+    SettleReport finish_settle() override;
     void rollback() noexcept override;
 
 private:
     struct Cmd;
     struct Answer;
     std::vector<Answer> flight(const std::vector<Cmd>& cmds);
+    void send_flight(const std::vector<Cmd>& cmds);
+    void start_async(const std::vector<Cmd>& cmds);   // send_flight, answers read by async_ready
+    bool async_ready();                     // reads what has arrived; true at the flight's Sync
+    void wait_async();
+    std::vector<Answer> take_async();
+    bool take_result(PGresult* r);          // one result of the flight out; true at its Sync
     void read_pending();
     [[noreturn]] void lost(const std::string& what);
 
@@ -111,6 +154,15 @@ private:
     std::string synchronous_commit_;
     PGconn* conn_ = nullptr;
     int pending_syncs_ = 0;   // flights sent whose answers are not read yet (a ROLLBACK)
+    // The flight sent without waiting (a claim, or a settlement), until its answers are taken.
+    bool async_out_ = false;
+    bool async_done_ = false;
+    std::vector<Answer> async_answers_;
+    // The settlement out: what its answers are, and a failure to send it (thrown by finish_settle).
+    std::vector<std::string> settle_stmts_;
+    size_t settle_acks_ = 0;
+    size_t settle_nacks_ = 0;
+    std::exception_ptr settle_failed_;
 };
 
 }  // namespace once::relay

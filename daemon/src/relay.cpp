@@ -75,8 +75,7 @@ int Relay::run() {
 
 void Relay::step() {
     if (!db_.connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
-    // Locked batches settle on their own connections, whatever happened to db_.
-    settle_locked_finished();
+    collect_claims();
     if (db_.connected()) {
         flush_pending_acks();
         settle_finished();
@@ -88,6 +87,11 @@ void Relay::step() {
         retire_finished_offline();
     }
     dispatch();
+    // The batch just handed to the sink lets the next claim go out now, before the settles
+    // below wait for their COMMITs: the server runs that claim meanwhile.
+    if (db_.connected() && may_claim()) claim();
+    // Locked batches settle on their own connections, whatever happened to db_.
+    settle_locked_finished();
     wait_and_process();
 }
 
@@ -101,10 +105,15 @@ std::vector<Batch*> Relay::open_batches() {
     return out;
 }
 
-size_t Relay::open_count() const {
+size_t Relay::open_count() const {   // (a claim still out counts: its answer may hold messages)
     size_t n = batches_.size();
-    for (const Lane& l : lanes_) n += l.batch ? 1 : 0;
+    for (const Lane& l : lanes_) n += (l.batch || l.claiming) ? 1 : 0;
     return n;
+}
+
+void Relay::want_claim() {
+    need_claim_ = true;
+    ++want_claims_;
 }
 
 bool Relay::may_claim() const {
@@ -112,12 +121,16 @@ bool Relay::may_claim() const {
     for (const Batch& b : batches_)
         if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
     if (mode_ == ClaimMode::locked) {
-        bool free_lane = false;
+        bool free_lane = false, claiming = false;
         for (const Lane& l : lanes_) {
             if (l.batch && !l.batch->all_dispatched()) return false;
-            free_lane |= !l.batch;
+            free_lane |= !l.batch && !l.claiming;
+            claiming |= l.claiming;
         }
         if (!free_lane) return false;
+        // A second claim beside one still out only while a backlog drains: on a wake-up one
+        // claim takes what there is, and a second would mostly come back empty.
+        if (claiming && !draining_) return false;
     }
     return need_claim_ || Clock::now() >= next_poll_;
 }
@@ -125,7 +138,7 @@ bool Relay::may_claim() const {
 void Relay::claim() {
     if (mode_ == ClaimMode::locked) {
         for (Lane& l : lanes_)
-            if (!l.batch) { claim_locked(l); return; }
+            if (!l.batch && !l.claiming) { claim_locked(l); return; }
         return;
     }
     next_poll_ = Clock::now() + opt_.poll_interval;
@@ -145,15 +158,34 @@ void Relay::claim() {
 
 void Relay::claim_locked(Lane& lane) {
     next_poll_ = Clock::now() + opt_.poll_interval;
-    std::vector<Message> msgs = lane.tx->claim(opt_.batch, opt_.topics);   // DbLost / server error: run() backs off
-    metrics_.last_claim_unix_ms = unix_ms();
-    need_claim_ = !msgs.empty();   // as in claim(): again at once after any non-empty batch
-    if (msgs.empty()) return;
-    metrics_.batches++;
-    failures_logged_ = 0;
-    uint64_t first = next_token_;
-    next_token_ += msgs.size();
-    lane.batch.emplace(std::move(msgs), first, Clock::now());
+    lane.tx->start_claim(opt_.batch, opt_.topics);   // DbLost: run() backs off
+    lane.claiming = true;
+    lane.claim_wants = want_claims_;
+    need_claim_ = false;   // until the answer, or a wake-up, says otherwise
+}
+
+void Relay::collect_claims() {
+    for (Lane& l : lanes_) {
+        if (!l.claiming || !l.tx->claim_ready()) continue;
+        l.claiming = false;
+        std::vector<Message> msgs = l.tx->finish_claim();   // DbLost / server error: run() backs off
+        metrics_.last_claim_unix_ms = unix_ms();
+        // As in claim(): again at once after any non-empty batch. An empty answer ends the
+        // drain unless something asked for a claim while this one was out (its snapshot may
+        // predate that commit).
+        draining_ = !msgs.empty();
+        if (!msgs.empty() || want_claims_ != l.claim_wants) need_claim_ = true;
+        if (msgs.empty()) continue;
+        if (stopping_) {   // claimed while SIGTERM arrived: give it back untouched
+            l.tx->rollback();
+            continue;
+        }
+        metrics_.batches++;
+        failures_logged_ = 0;
+        uint64_t first = next_token_;
+        next_token_ += msgs.size();
+        l.batch.emplace(std::move(msgs), first, Clock::now());
+    }
 }
 
 void Relay::dispatch() {
@@ -165,7 +197,7 @@ void Relay::dispatch() {
 
 void Relay::wait_and_process() {
     // Wake-ups that arrived during the last call are already in libpq's queue, not on the socket.
-    if (db_.connected() && db_.consume_wakeups()) need_claim_ = true;
+    if (db_.connected() && db_.consume_wakeups()) want_claim();
     bool draining = open_count() > 0 && (stopping_ || !db_.connected());
     int64_t timeout = 60000;
     if (may_claim()) timeout = 0;
@@ -173,8 +205,10 @@ void Relay::wait_and_process() {
     if (st >= 0) timeout = std::min<int64_t>(timeout, st);
     if (open_count() > 0) {
         timeout = std::min<int64_t>(timeout, 1000);
-        for (const Batch* b : open_batches())
-            if (b->finished()) timeout = 0;
+        for (const Batch& b : batches_)
+            if (b.finished()) timeout = 0;
+        for (const Lane& l : lanes_)   // a finished batch not yet sent to settle
+            if (l.batch && l.batch->finished() && !l.settling) timeout = 0;
     }
     if (db_.connected()) {
         if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
@@ -193,16 +227,19 @@ void Relay::wait_and_process() {
     fds.push_back(pollfd{signals_.fd(), POLLIN, 0});
     fds.push_back(pollfd{db_.connected() ? db_.socket() : -1, POLLIN, 0});
     sink_->poll_fds(fds);
+    size_t sink_fds = fds.size() - 2;
+    for (const Lane& l : lanes_)   // claims and settlements out: their answers
+        if (l.claiming || l.settling) fds.push_back(pollfd{l.tx->socket(), POLLIN, 0});
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(timeout));
     if (rc < 0 && errno != EINTR) spdlog::warn("poll: {}", std::strerror(errno));
     if (fds[0].revents) poll_signals();
 
     std::vector<Outcome> outcomes;
-    sink_->process(fds.data() + 2, fds.size() - 2, outcomes);
+    sink_->process(fds.data() + 2, sink_fds, outcomes);
     apply(outcomes);
     metrics_.in_flight = static_cast<int64_t>(sink_->in_flight());
     drain_deadline_check();
-    if (fds[1].revents && db_.connected() && db_.consume_wakeups()) need_claim_ = true;
+    if (fds[1].revents && db_.connected() && db_.consume_wakeups()) want_claim();
     extend_leases();
 }
 
@@ -262,8 +299,10 @@ void Relay::drain_deadline_check() {
         // Locked batches not committed by the bound are rolled back: every message goes back
         // untouched, nothing is counted as an attempt.
         size_t n = 0;
-        for (Lane& l : lanes_)
+        for (Lane& l : lanes_) {
             if (l.batch) { n += l.batch->size(); give_back_locked(l, "not finished within the drain bound"); }
+            if (l.claiming) { l.tx->disconnect(); l.claiming = false; }   // its claim rolls back
+        }
         if (n) spdlog::warn("rolled back {} message(s) not settled within the drain bound; the outbox has them back", n);
     }
     if (!draining || sink_->in_flight() == 0 || Clock::now() < drain_deadline_) return;
@@ -277,15 +316,23 @@ void Relay::drain_deadline_check() {
 
 void Relay::settle_locked_finished() {
     for (Lane& l : lanes_) {
-        if (!l.batch || !l.batch->finished()) continue;
-        LockedSettle r = settle_locked(*l.batch, *l.tx);
-        if (r.result == LockedSettle::Result::not_finished) continue;
+        if (!l.batch) continue;
+        if (!l.settling) {
+            // Sent without waiting (nothing while the batch is unfinished); the answer is read
+            // in a later turn, when poll() says it arrived.
+            l.settling = start_settle_locked(*l.batch, *l.tx);
+            if (!l.settling || !l.tx->settle_ready()) continue;
+        } else if (!l.tx->settle_ready()) {
+            continue;
+        }
+        LockedSettle r = finish_settle_locked(*l.batch, *l.tx, std::move(*l.settling));
+        l.settling.reset();
         log_locked_settle(r);
         size_t n = l.batch->size();
         l.batch.reset();
         // Claim again: a claim made while this batch was open could not have the next
         // message of its keys, so an empty answer then did not mean the outbox was drained.
-        need_claim_ = true;
+        want_claim();
         if (r.result == LockedSettle::Result::given_back) {
             metrics_.given_back += n;
             spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", n, r.error);
@@ -318,7 +365,8 @@ void Relay::log_locked_settle(const LockedSettle& r) {
 
 void Relay::give_back_locked(Lane& l, const std::string& why) {
     if (!l.batch) return;
-    l.tx->rollback();
+    l.tx->rollback();   // (a settlement still out: closes the connection)
+    l.settling.reset();
     l.batch->give_back(why);
     metrics_.given_back += l.batch->size();
     l.batch.reset();
@@ -342,7 +390,7 @@ void Relay::settle_finished() {
             throw;
         }
         it = batches_.erase(it);
-        need_claim_ = true;   // the keys this batch held are free: see settle_locked_finished
+        want_claim();   // the keys this batch held are free: see settle_locked_finished
     }
     if (acks.empty()) return;
     int64_t acked;
@@ -411,8 +459,8 @@ void Relay::connect_lanes() {
     if (mode_ != ClaimMode::locked) return;
     if (lanes_.empty())
         for (size_t i = 0; i < kOpenBatches; ++i)
-            lanes_.push_back(Lane{std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
-                                  std::nullopt});
+            lanes_.emplace_back().tx =
+                std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
     for (Lane& l : lanes_) {
         if (l.tx->connected()) continue;
         bool has = static_cast<PgLockedTx&>(*l.tx).connect();
@@ -446,7 +494,7 @@ void Relay::connect_db() {
     }
     ever_connected_ = true;
     connect_failures_ = 0;
-    need_claim_ = true;   // whatever was sent while we were away
+    want_claim();   // whatever was sent while we were away
     if (!ready_sent_) { notifier_.ready(); ready_sent_ = true; }
 }
 
@@ -463,6 +511,8 @@ void Relay::on_db_lost(const std::string& why) {
             l.batch->give_back("database connection lost");
             l.batch.reset();
         }
+        l.settling.reset();
+        l.claiming = false;   // a claim out is rolled back with its connection
         l.tx->disconnect();
     }
     metrics_.given_back += returned;

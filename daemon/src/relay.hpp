@@ -16,6 +16,8 @@
 //  * locked: each open batch is a transaction on its own connection (lanes_, locked_tx.hpp):
 //    BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead + COMMIT in one
 //    flight. db_ only LISTENs and runs maintenance. A failed transaction gives its batch back.
+//    Claims are sent without waiting: while a backlog drains, both lanes claim side by side,
+//    so the database scans on two cores while the relay publishes and settles.
 #pragma once
 
 #include "batch.hpp"
@@ -60,6 +62,9 @@ private:
     struct Lane {
         std::unique_ptr<LockedTx> tx;
         std::optional<Batch> batch;
+        bool claiming = false;              // a claim is out on tx, its answer not taken yet
+        std::optional<Batch::Settlement> settling;   // batch's settlement + COMMIT out on tx
+        uint64_t claim_wants = 0;           // want_claims_ when that claim was sent
     };
 
     void step();                            // one turn of the loop (may throw DbLost)
@@ -71,7 +76,9 @@ private:
     void extend_leases();
     void settle_finished();                 // ack/nack/dead the finished batches
     void settle_locked_finished();          // locked: settle + COMMIT each finished batch
-    void claim_locked(Lane& lane);
+    void claim_locked(Lane& lane);         // sends the claim; collect_claims() takes its answer
+    void collect_claims();                  // locked: open a batch for each claim answered
+    void want_claim();                      // something may be claimable: claim again soon
     void give_back_locked(Lane& lane, const std::string& why);   // roll back; the outbox has it all
     std::vector<Batch*> open_batches();     // oldest first, either mode
     size_t open_count() const;
@@ -107,6 +114,8 @@ private:
     bool stopping_ = false;
     bool ready_sent_ = false;
     bool need_claim_ = true;
+    uint64_t want_claims_ = 0;              // counts want_claim(): a wake-up during a claim survives it
+    bool draining_ = false;                 // locked: the last claim answered brought messages
     bool sink_ready_ = false;
     bool ever_connected_ = false;
     int connect_failures_ = 0;

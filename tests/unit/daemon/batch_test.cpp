@@ -345,6 +345,41 @@ TEST(LockedBatch, AFailedCommitOnAHealthyConnectionGivesTheBatchBackWithoutRecon
     EXPECT_FALSE(b.take_settlement());
 }
 
+// The relay's loop settles in two halves, so a COMMIT is never waited for while the other
+// connection's claim could run: the settlement is taken once, at start, and the answer is
+// read later; a failure to send it surfaces only when the answer is read.
+TEST(LockedBatch, ASettlementSentWithoutWaitingIsTakenOnceAndAnsweredLater) {
+    FakeSink sink;
+    FakeTx tx;
+    Batch b({msg("a1", "a"), msg("n1")}, 0, t0);
+    b.dispatch(sink, 100, t0);
+    b.apply(sink.answer("a1"));
+    EXPECT_FALSE(start_settle_locked(b, tx));   // n1 still in flight: nothing sent
+    EXPECT_EQ(tx.commits, 0);
+    b.apply(sink.answer("n1", Verdict::retry, "503"));
+    std::optional<Batch::Settlement> s = start_settle_locked(b, tx);
+    ASSERT_TRUE(s);
+    EXPECT_FALSE(start_settle_locked(b, tx));   // taken: a later turn sends nothing more
+    ASSERT_TRUE(tx.settle_ready());
+    LockedSettle r = finish_settle_locked(b, tx, std::move(*s));
+    ASSERT_EQ(r.result, LockedSettle::Result::committed);
+    EXPECT_EQ(tx.commits, 1);
+    EXPECT_EQ(tx.acks, (std::vector<std::string>{"a1"}));
+    EXPECT_EQ(ids(r.settlement.nacks), (std::vector<std::string>{"n1"}));
+
+    FakeTx lost;
+    lost.fail = FakeTx::Fail::lost;
+    Batch c({msg("1")}, 10, t0);
+    c.dispatch(sink, 100, t0);
+    c.apply(sink.answer("1"));
+    std::optional<Batch::Settlement> sc = start_settle_locked(c, lost);   // does not throw
+    ASSERT_TRUE(sc);
+    LockedSettle rc = finish_settle_locked(c, lost, std::move(*sc));
+    ASSERT_EQ(rc.result, LockedSettle::Result::given_back);
+    EXPECT_TRUE(rc.connection_lost);
+    EXPECT_TRUE(c.given_back());
+}
+
 TEST(LockedBatch, StoppingAtTheDrainBoundRollsBackInsteadOfSettling) {
     FakeSink sink;
     FakeTx tx;
