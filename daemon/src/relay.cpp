@@ -116,11 +116,13 @@ void Relay::want_claim() {
     ++want_claims_;
 }
 
+bool Relay::claims_locked() const { return mode_ == ClaimMode::locked && Clock::now() >= leased_until_; }
+
 bool Relay::may_claim() const {
     if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
     for (const Batch& b : batches_)
         if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
-    if (mode_ == ClaimMode::locked) {
+    if (claims_locked()) {
         bool free_lane = false, claiming = false;
         for (const Lane& l : lanes_) {
             if (l.batch && !l.batch->all_dispatched()) return false;
@@ -136,7 +138,7 @@ bool Relay::may_claim() const {
 }
 
 void Relay::claim() {
-    if (mode_ == ClaimMode::locked) {
+    if (claims_locked()) {
         for (Lane& l : lanes_)
             if (!l.batch && !l.claiming) { claim_locked(l); return; }
         return;
@@ -340,6 +342,9 @@ void Relay::settle_locked_finished() {
             // same way: the messages are back untouched, and claiming them again at once could
             // repeat the failure in a tight loop that never counts an attempt.
             if (r.connection_lost) throw DbLost(r.error);
+            leased_until_ = Clock::now() + kLeasedAfterFailure;
+            spdlog::warn("claims are leased for the next {}s, so that attempts are counted while settling fails",
+                         kLeasedAfterFailure.count());
             throw std::runtime_error("settling a locked batch failed: " + r.error);
         }
     }

@@ -51,6 +51,11 @@ public:
 
     // Claimed batches open at the same time: one publishing, the next claimed behind it.
     static constexpr size_t kOpenBatches = 2;
+    // Locked mode: how long claims are leased after a settlement failed on a healthy
+    // connection. A rolled-back batch comes back with no attempt counted, so a message whose
+    // settlement always fails would come back forever; leased, its attempts are counted and
+    // it ends as a dead letter like any other.
+    static constexpr std::chrono::seconds kLeasedAfterFailure{60};
 
     Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
           SystemdNotifier& notifier);
@@ -69,6 +74,7 @@ private:
 
     void step();                            // one turn of the loop (may throw DbLost)
     bool may_claim() const;
+    bool claims_locked() const;             // locked mode, and not leasing after a failure
     void claim();
     void dispatch();
     void wait_and_process();                // the one poll(): sink, database socket, signals, timers
@@ -122,6 +128,7 @@ private:
     int failures_logged_ = 0;               // sink errors logged at warn since the last claim
     Clock::time_point reconnect_at_{};
     Clock::time_point next_poll_{};
+    Clock::time_point leased_until_{};      // see kLeasedAfterFailure
     Clock::time_point next_purge_{};
     Clock::time_point next_saga_tick_{};
     Clock::time_point next_stats_{};
