@@ -8,8 +8,8 @@
 #     same receiver / a plain single-row INSERT loop), and what bounds it: the database's side
 #     alone (claim_locked + ack with no sink) and the relay with a free sink (stdout).
 #  Parts 1 and 2 run the default --claim-mode (auto: locked for JetStream, PostgreSQL and
-#  stdout, leased for HTTP) and, for JetStream and PostgreSQL, also --claim-mode leased for
-#  comparison in the same run.
+#  stdout, leased for HTTP) and, for comparison in the same run, the other mode for HTTP
+#  (keep-up), PostgreSQL (keep-up) and JetStream (drain).
 #  3. Commit -> received latency at 1k and 10k msgs/s (stdout sink) vs commit -> LISTEN of a
 #     transaction doing the same write (an INSERT and pg_notify), producers at
 #     synchronous_commit=off so the disk's flush time does not hide the relay's path.
@@ -56,8 +56,8 @@ pids+=($!)
 for _ in $(seq 100); do [ -s "$work/http.port" ] && curl -sf "http://127.0.0.1:$NATS_MON/healthz" >/dev/null && break; sleep 0.1; done
 HTTP_URL="http://127.0.0.1:$(cat "$work/http.port")/hook"
 
-# BENCH_ONLY=latency re-measures part 3 only, BENCH_ONLY=drain part 2 only, and each replaces
-# its lines in the results file.
+# BENCH_ONLY=latency re-measures part 3 only, BENCH_ONLY=drain part 2 only, BENCH_ONLY=keepup
+# part 1 only, and each replaces its lines in the results file.
 BENCH_ONLY=${BENCH_ONLY:-all}
 if [ "$BENCH_ONLY" = all ]; then
     {
@@ -66,6 +66,9 @@ if [ "$BENCH_ONLY" = all ]; then
     } >"$out"
 elif [ "$BENCH_ONLY" = drain ]; then
     grep -v -e '^drain ' "$out" >"$work/keep.txt" || true
+    cp "$work/keep.txt" "$out"
+elif [ "$BENCH_ONLY" = keepup ]; then
+    grep -v -e '^relay msgs/s' -e '^bare INSERT' "$out" >"$work/keep.txt" || true
     cp "$work/keep.txt" "$out"
 else
     grep -v -e 'commit->sink' -e '(p50 ' "$out" >"$work/keep.txt" || true
@@ -99,15 +102,16 @@ wait_drained() { local d=$((SECONDS + ${1:-300})); until [ "$(outbox_count)" = 0
 wait_acked() { local d=$((SECONDS + $2)); until [ "$(acked)" -ge "$1" ] 2>/dev/null || [ $SECONDS -ge $d ]; do sleep 0.05; done; }
 
 # ---------------------------------------------------------------- 1. keeping up
-if [ "$BENCH_ONLY" = all ]; then
+if [ "$BENCH_ONLY" = all ] || [ "$BENCH_ONLY" = keepup ]; then
 insert_tps=$(bench_tps 16 "$work/insert.sql")
 echo "bare INSERT, 16 clients: $insert_tps tps"
-for sink in stdout nats http postgresql postgresql-leased; do
+for sink in stdout nats http http-locked postgresql postgresql-leased; do
     mode=auto
     case $sink in
         stdout) uri="stdout:" ;;
         nats) uri="nats://127.0.0.1:$NATS_PORT?stream=BENCH&subject_prefix=once.&create_stream=1" ;;
         http) uri="$HTTP_URL" ;;
+        http-locked) uri="$HTTP_URL"; mode=locked ;;
         postgresql) uri="$INBOX&source=bench" ;;
         postgresql-leased) uri="$INBOX&source=bench"; mode=leased ;;
     esac
@@ -207,7 +211,7 @@ listen_baseline() {   # RATE -> "count p50 p99 p999"
     wait $lp
     tail -1 "$work/listen.txt"
 }
-[ "$BENCH_ONLY" = drain ] && { echo "results in $out"; exit 0; }
+[ "$BENCH_ONLY" = drain ] || [ "$BENCH_ONLY" = keepup ] && { echo "results in $out"; exit 0; }
 for rate in 1000 10000; do
     read -r _ notify_p50 notify_p99 notify_p999 < <(listen_baseline "$rate")
     psql -qXAt -d bench -c "TRUNCATE once.outbox, plain_msgs" >/dev/null
