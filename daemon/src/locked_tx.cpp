@@ -136,30 +136,16 @@ void PgLockedTx::lost(const std::string& what) {
     throw DbLost(e);
 }
 
-bool PgLockedTx::connect() {
+// Connects; refuses a standby; sets the relay's synchronous_commit. Throws DbLost.
+void PgLockedTx::open_connection() {
     disconnect();
     conn_ = relay_connect(conninfo_, "once-relay " + name_, connect_timeout_);
     if (PQstatus(conn_) != CONNECTION_OK) lost("cannot connect to " + redact_conninfo(conninfo_));
-    auto simple = [&](const std::string& sql) {
-        PgResult r(PQexec(conn_, sql.c_str()), PQclear);
-        auto st = PQresultStatus(r.get());
-        if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-            if (!connected()) lost(sql);
-            std::string e = sql.substr(0, 60) + ": " + one_line(PQresultErrorMessage(r.get()));
-            disconnect();
-            throw DbLost(e);
-        }
-        return r;
-    };
-    PgResult probe = simple("SELECT pg_catalog.to_regprocedure('once.claim_locked(text,integer,text[])') IS NOT NULL,"
-                            "       pg_catalog.pg_is_in_recovery()");
-    if (PQgetvalue(probe.get(), 0, 1)[0] == 't') {
+    PgResult probe(PQexec(conn_, "SELECT pg_catalog.pg_is_in_recovery()"), PQclear);
+    if (PQresultStatus(probe.get()) != PGRES_TUPLES_OK) lost("probing the server");
+    if (PQgetvalue(probe.get(), 0, 0)[0] == 't') {
         disconnect();
         throw DbLost("connected to a standby; add target_session_attrs=read-write to --db so the primary is chosen");
-    }
-    if (PQgetvalue(probe.get(), 0, 0)[0] != 't') {
-        disconnect();
-        return false;
     }
     // The relay's own transactions need not wait for a WAL flush (--synchronous-commit off, the
     // default), and in the locked mode that is still safe: the messages were committed durably
@@ -167,26 +153,54 @@ bool PgLockedTx::connect() {
     // succeed. Its deletes are then undone with it: the messages are back in the outbox, are
     // delivered again, and the sink's dedupe (JetStream Nats-Msg-Id, the inbox) drops the
     // duplicates. Order per key holds: WAL is flushed in order, so if a key's later settle
-    // survived, the earlier one did too.
-    simple("SET synchronous_commit = " + synchronous_commit_);   // validated option value
-    struct Prep { const char* name; const char* sql; int n; };
-    const Prep preps[] = {
-        {"once_claim_locked", "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
-                              "FROM once.claim_locked($1, $2::integer, $3::text[])", 3},
-        {"once_ack", "SELECT once.ack($1, $2::uuid[])", 2},
-        {"once_nack", "SELECT once.nack($1, $2::uuid, $3, $4::interval)", 4},
-        {"once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3},
-    };
-    for (const auto& p : preps) {
-        PgResult r(PQprepare(conn_, p.name, p.sql, p.n, nullptr), PQclear);
-        if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-            std::string e = std::string("cannot prepare ") + p.name + ": " + one_line(PQresultErrorMessage(r.get()));
-            disconnect();
-            throw DbLost(e);
-        }
+    // survived, the earlier one did too. (A leased claim lost this way: the lease is
+    // forgotten and the message comes back.)
+    std::string set = "SET synchronous_commit = " + synchronous_commit_;   // validated option value
+    PgResult r(PQexec(conn_, set.c_str()), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) lost(set);
+}
+
+void PgLockedTx::prepare(const char* name, const char* sql, int params) {
+    PgResult r(PQprepare(conn_, name, sql, params, nullptr), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+        std::string e = std::string("cannot prepare ") + name + ": " + one_line(PQresultErrorMessage(r.get()));
+        disconnect();
+        throw DbLost(e);
     }
+}
+
+bool PgLockedTx::connect() {
+    open_connection();
+    PgResult probe(PQexec(conn_, "SELECT pg_catalog.to_regprocedure('once.claim_locked(text,integer,text[])') IS NOT NULL"),
+                   PQclear);
+    if (PQresultStatus(probe.get()) != PGRES_TUPLES_OK) lost("probing for once.claim_locked");
+    if (PQgetvalue(probe.get(), 0, 0)[0] != 't') {
+        disconnect();
+        return false;
+    }
+    prepare("once_claim_locked",
+            "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
+            "FROM once.claim_locked($1, $2::integer, $3::text[])", 3);
+    prepare("once_ack", "SELECT once.ack($1, $2::uuid[])", 2);
+    prepare("once_nack", "SELECT once.nack($1, $2::uuid, $3, $4::interval)", 4);
+    prepare("once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3);
     if (PQenterPipelineMode(conn_) != 1) lost("cannot enter pipeline mode");
     return true;
+}
+
+void PgLockedTx::connect_for_leased_claims() {
+    open_connection();
+    prepare("once_claim",
+            "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
+            "FROM once.claim($1, $2::integer, $3::interval, $4::text[])", 4);
+    if (PQenterPipelineMode(conn_) != 1) lost("cannot enter pipeline mode");
+}
+
+void PgLockedTx::start_leased_claim(int batch, Millis lease, const std::vector<std::string>& topics) {
+    std::optional<std::string> t;
+    if (!topics.empty()) t = array_literal(topics);
+    start_async({{"once_claim", true, {name_, std::to_string(batch), pg_interval(lease), t}}});
+    leased_claim_ = true;
 }
 
 // Reads the answers of flights sent earlier and not waited for (the ROLLBACK after an empty
@@ -320,18 +334,24 @@ void PgLockedTx::start_claim(int batch, const std::vector<std::string>& topics) 
     std::optional<std::string> t;
     if (!topics.empty()) t = array_literal(topics);
     start_async({{"BEGIN", false, {}}, {"once_claim_locked", true, {name_, std::to_string(batch), t}}});
+    leased_claim_ = false;
 }
 
 bool PgLockedTx::claim_ready() { return async_ready(); }
 
 std::vector<Message> PgLockedTx::finish_claim() {
     std::vector<Answer> a = take_async();
-    if (a.size() != 2) lost("unexpected answers to a claim");
-    if (!a[0].ok || !a[1].ok) {
-        rollback();
-        throw std::runtime_error("once.claim_locked: " + (a[0].ok ? a[1].error : a[0].error));
+    if (leased_claim_) {   // one autocommitted statement: nothing to roll back
+        if (a.size() != 1) lost("unexpected answers to a claim");
+        if (!a[0].ok) throw std::runtime_error("once.claim: " + a[0].error);
+    } else {
+        if (a.size() != 2) lost("unexpected answers to a claim");
+        if (!a[0].ok || !a[1].ok) {
+            rollback();
+            throw std::runtime_error("once.claim_locked: " + (a[0].ok ? a[1].error : a[0].error));
+        }
     }
-    PGresult* r = a[1].r.get();
+    PGresult* r = a.back().r.get();
     int n = PQntuples(r);
     std::vector<Message> out;
     out.reserve(n);
@@ -347,7 +367,7 @@ std::vector<Message> PgLockedTx::finish_claim() {
         m.created_at = PQgetvalue(r, i, 6);
         out.push_back(std::move(m));
     }
-    if (out.empty()) {
+    if (out.empty() && !leased_claim_) {
         // Nothing held: end the transaction without waiting for the answer (it is read with the
         // next flight), so an idle relay holds no snapshot and a drain pays no extra round trip.
         if (PQsendQueryParams(conn_, "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1 || PQpipelineSync(conn_) != 1)

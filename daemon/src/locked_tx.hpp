@@ -109,7 +109,11 @@ LockedSettle finish_settle_locked(Batch& b, LockedTx& tx, Batch::Settlement s);
 // and refused again, with no attempt ever counted.
 std::string valid_utf8(const std::string& text);
 
-// A libpq connection in pipeline mode for one locked transaction at a time.
+// A libpq connection in pipeline mode for one locked transaction at a time. In the leased
+// mode the relay uses one as well, for its claims only (connect_for_leased_claims): each
+// start_leased_claim is one autocommitted once.claim sent without waiting, so the loop goes
+// on publishing and settling (on the LISTEN connection) while the database leases the next
+// batch.
 class PgLockedTx final : public LockedTx {
 public:
     PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit);
@@ -120,6 +124,9 @@ public:
     // Connects and prepares. Returns false when the database has no once.claim_locked (pg_once
     // SQL before 0.2): the caller falls back to the leased mode. Throws DbLost.
     bool connect();
+    // For leased claims only: prepares once.claim (every pg_once version has it). Throws DbLost.
+    void connect_for_leased_claims();
+    void start_leased_claim(int batch, Millis lease, const std::vector<std::string>& topics);
     void disconnect() override;
     bool connected() const override;
 
@@ -147,6 +154,8 @@ private:
     bool take_result(PGresult* r);          // one result of the flight out; true at its Sync
     void read_pending();
     [[noreturn]] void lost(const std::string& what);
+    void open_connection();                 // connect, refuse a standby, set synchronous_commit
+    void prepare(const char* name, const char* sql, int params);
 
     std::string conninfo_;
     std::string name_;
@@ -155,6 +164,7 @@ private:
     PGconn* conn_ = nullptr;
     int pending_syncs_ = 0;   // flights sent whose answers are not read yet (a ROLLBACK)
     // The flight sent without waiting (a claim, or a settlement), until its answers are taken.
+    bool leased_claim_ = false;             // the claim out is a leased once.claim (one answer, no BEGIN)
     bool async_out_ = false;
     bool async_done_ = false;
     std::vector<Answer> async_answers_;

@@ -106,7 +106,7 @@ std::vector<Batch*> Relay::open_batches() {
 }
 
 size_t Relay::open_count() const {   // (a claim still out counts: its answer may hold messages)
-    size_t n = batches_.size();
+    size_t n = batches_.size() + (leased_claiming_ ? 1 : 0);
     for (const Lane& l : lanes_) n += (l.batch || l.claiming) ? 1 : 0;
     return n;
 }
@@ -119,7 +119,7 @@ void Relay::want_claim() {
 bool Relay::claims_locked() const { return mode_ == ClaimMode::locked && Clock::now() >= leased_until_; }
 
 bool Relay::may_claim() const {
-    if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
+    if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches || leased_claiming_) return false;
     for (const Batch& b : batches_)
         if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
     if (claims_locked()) {
@@ -144,18 +144,31 @@ void Relay::claim() {
         return;
     }
     next_poll_ = Clock::now() + opt_.poll_interval;
-    std::vector<Message> msgs = db_.claim(opt_.batch, opt_.lease, opt_.topics);
+    leased_claim_wants_ = want_claims_;
+    if (claim_conn_ && claim_conn_->connected()) {   // answered in collect_claims
+        claim_conn_->start_leased_claim(opt_.batch, opt_.lease, opt_.topics);
+        leased_claiming_ = true;
+        return;
+    }
+    // (locked mode leasing for a while after a failed settlement: on the LISTEN connection)
+    open_leased_batch(db_.claim(opt_.batch, opt_.lease, opt_.topics));
+}
+
+void Relay::open_leased_batch(std::vector<Message> msgs) {
     metrics_.last_claim_unix_ms = unix_ms();
     // Claim again at once after any non-empty batch, not only after a full one: an outbox that
     // hands out one message per key per claim returns short batches while a backlog remains.
-    // The next empty claim ends the drain.
-    need_claim_ = !msgs.empty();
+    // The next empty claim ends the drain, unless something asked for a claim while this one
+    // was out (its snapshot may predate that commit).
+    need_claim_ = !msgs.empty() || want_claims_ != leased_claim_wants_;
     if (msgs.empty()) return;
     metrics_.batches++;
     failures_logged_ = 0;
     uint64_t first = next_token_;
     next_token_ += msgs.size();
     batches_.emplace_back(std::move(msgs), first, Clock::now());
+    // Leased while SIGTERM or a lost database arrived: publish none of it, give it all back.
+    if (stopping_ || !db_.connected()) batches_.back().stop(stopping_ ? "relay stopping" : "database connection lost");
 }
 
 void Relay::claim_locked(Lane& lane) {
@@ -167,6 +180,10 @@ void Relay::claim_locked(Lane& lane) {
 }
 
 void Relay::collect_claims() {
+    if (leased_claiming_ && claim_conn_->claim_ready()) {
+        leased_claiming_ = false;
+        open_leased_batch(claim_conn_->finish_claim());   // DbLost / server error: run() backs off
+    }
     for (Lane& l : lanes_) {
         if (!l.claiming || !l.tx->claim_ready()) continue;
         l.claiming = false;
@@ -232,6 +249,7 @@ void Relay::wait_and_process() {
     size_t sink_fds = fds.size() - 2;
     for (const Lane& l : lanes_)   // claims and settlements out: their answers
         if (l.claiming || l.settling) fds.push_back(pollfd{l.tx->socket(), POLLIN, 0});
+    if (leased_claiming_) fds.push_back(pollfd{claim_conn_->socket(), POLLIN, 0});
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(timeout));
     if (rc < 0 && errno != EINTR) spdlog::warn("poll: {}", std::strerror(errno));
     if (fds[0].revents) poll_signals();
@@ -304,6 +322,10 @@ void Relay::drain_deadline_check() {
         for (Lane& l : lanes_) {
             if (l.batch) { n += l.batch->size(); give_back_locked(l, "not finished within the drain bound"); }
             if (l.claiming) { l.tx->disconnect(); l.claiming = false; }   // its claim rolls back
+        }
+        if (leased_claiming_) {   // its leases, if it took any, run out
+            claim_conn_->disconnect();
+            leased_claiming_ = false;
         }
         if (n) spdlog::warn("rolled back {} message(s) not settled within the drain bound; the outbox has them back", n);
     }
@@ -485,6 +507,11 @@ void Relay::connect_db() {
     try {
         db_.connect();
         connect_lanes();
+        if (mode_ == ClaimMode::leased) {
+            if (!claim_conn_)
+                claim_conn_ = std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
+            claim_conn_->connect_for_leased_claims();
+        }
         mode_probed_ = true;
     } catch (const std::exception& e) {
         on_db_lost(e.what());
@@ -522,6 +549,9 @@ void Relay::on_db_lost(const std::string& why) {
     }
     metrics_.given_back += returned;
     if (returned) spdlog::warn("{} claimed message(s) given back with their transactions", returned);
+    // A leased claim still out: if it committed, its leases run out and the messages come back.
+    if (claim_conn_) claim_conn_->disconnect();
+    leased_claiming_ = false;
     ++connect_failures_;
     double u = std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
     int64_t delay = reconnect_delay(connect_failures_, opt_.reconnect_max, u).count();

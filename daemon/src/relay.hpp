@@ -11,8 +11,9 @@
 // in Batch.
 //
 // Two claim modes (--claim-mode, options.hpp):
-//  * leased: once.claim with a lease on the LISTEN connection (db_), settled later with
-//    once.ack/nack/dead there; leases extended while the sink works. batches_ holds the batches.
+//  * leased: once.claim with a lease, sent without waiting on a connection of its own
+//    (claim_conn_), settled later with once.ack/nack/dead on the LISTEN connection (db_);
+//    leases extended while the sink works. batches_ holds the batches.
 //  * locked: each open batch is a transaction on its own connection (lanes_, locked_tx.hpp):
 //    BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead + COMMIT in one
 //    flight. db_ only LISTENs and runs maintenance. A failed transaction gives its batch back.
@@ -83,7 +84,8 @@ private:
     void settle_finished();                 // ack/nack/dead the finished batches
     void settle_locked_finished();          // locked: settle + COMMIT each finished batch
     void claim_locked(Lane& lane);         // sends the claim; collect_claims() takes its answer
-    void collect_claims();                  // locked: open a batch for each claim answered
+    void collect_claims();                  // open a batch for each claim answered (either mode)
+    void open_leased_batch(std::vector<Message> msgs);
     void want_claim();                      // something may be claimable: claim again soon
     void give_back_locked(Lane& lane, const std::string& why);   // roll back; the outbox has it all
     std::vector<Batch*> open_batches();     // oldest first, either mode
@@ -114,6 +116,11 @@ private:
     ClaimMode mode_;
     bool mode_probed_ = false;              // the locked mode's first connect was logged
     std::vector<Lane> lanes_;               // locked mode: kOpenBatches transaction connections
+    // Leased mode: a connection for claims only, sent without waiting (acks, nacks and
+    // extensions stay on db_); leased_claiming_ while one is out.
+    std::unique_ptr<PgLockedTx> claim_conn_;
+    bool leased_claiming_ = false;
+    uint64_t leased_claim_wants_ = 0;       // want_claims_ when that claim was sent
     std::mt19937_64 rng_;
 
     SignalEvents events_;
