@@ -204,7 +204,8 @@ void PgLockedTx::start_leased_claim(int batch, Millis lease, const std::vector<s
 }
 
 // Reads the answers of flights sent earlier and not waited for (the ROLLBACK after an empty
-// claim). They arrive before this flight's.
+// claim), so rollback() sees the transaction's real status. (A flight started later skips
+// them in take_result.)
 void PgLockedTx::read_pending() {
     while (pending_syncs_ > 0) {
         PGresult* r = PQgetResult(conn_);
@@ -218,8 +219,8 @@ void PgLockedTx::read_pending() {
     }
 }
 
-// Sends every command and one Sync, then reads every answer: one round trip. After the first
-// error the server skips the rest up to the Sync (their answers say "not run").
+// Sends every command and one Sync: one round trip, its answers read by async_ready. After
+// the first error the server skips the rest up to the Sync (their answers say "not run").
 void PgLockedTx::send_flight(const std::vector<Cmd>& cmds) {
     if (!connected()) lost("not connected");
     for (const Cmd& c : cmds) {
@@ -244,23 +245,6 @@ static void read_answer(PgResult& r, bool& ok, std::string& error, std::string& 
         const char* code = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
         sqlstate = code ? code : "";
     }
-}
-
-std::vector<PgLockedTx::Answer> PgLockedTx::flight(const std::vector<Cmd>& cmds) {
-    send_flight(cmds);
-    read_pending();
-    std::vector<Answer> answers(cmds.size());
-    for (Answer& a : answers) {
-        a.r.reset(PQgetResult(conn_));
-        if (!a.r) lost("connection lost");
-        read_answer(a.r, a.ok, a.error, a.sqlstate);
-        if (!a.ok && (!connected() || connection_lost_sqlstate(a.sqlstate.c_str()))) lost(a.error);
-        PGresult* end = PQgetResult(conn_);   // NULL: the end of this statement's results
-        if (end) { PQclear(end); lost("unexpected extra result"); }
-    }
-    PgResult sync(PQgetResult(conn_), PQclear);
-    if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) lost("connection lost at the sync");
-    return answers;
 }
 
 // Blocks until the flight sent without waiting has all its answers.
@@ -462,7 +446,9 @@ void PgLockedTx::rollback() noexcept {
         async_answers_.clear();
         read_pending();
         if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
-        flight({{"ROLLBACK", false, {}}});
+        start_async({{"ROLLBACK", false, {}}});
+        wait_async();
+        take_async();
         if (PQtransactionStatus(conn_) != PQTRANS_IDLE) disconnect();
     } catch (...) {
         disconnect();   // the server rolls back what a closed connection held

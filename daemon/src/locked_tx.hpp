@@ -145,7 +145,6 @@ public:
 private:
     struct Cmd;
     struct Answer;
-    std::vector<Answer> flight(const std::vector<Cmd>& cmds);
     void send_flight(const std::vector<Cmd>& cmds);
     void start_async(const std::vector<Cmd>& cmds);   // send_flight, answers read by async_ready
     bool async_ready();                     // reads what has arrived; true at the flight's Sync
