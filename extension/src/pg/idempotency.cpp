@@ -136,7 +136,7 @@ KeyRow lookup(const KeyArgs& args, bytea* fingerprint) {
         ScanKeyEntryInitialize(&scan_keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
                                index->rd_indcollation[1], F_TEXTEQ, PointerGetDatum(args.key));
         Snapshot snapshot = RegisterSnapshot(GetTransactionSnapshot());
-        IndexScanDesc scan = index_beginscan(table, index, snapshot, 2, 0);
+        IndexScanDesc scan = compat::index_beginscan(table, index, snapshot, 2, 0);
         index_rescan(scan, scan_keys, 2, nullptr, 0);
         TupleTableSlot* slot = table_slot_create(table, nullptr);
         if (index_getnext_slot(scan, ForwardScanDirection, slot)) {

@@ -192,7 +192,7 @@ void call_handler(Oid handler, Datum msg) {
     pg_call([&] {
         // Direct fmgr calls skip the executor's permission check: do it here, as the executor
         // would for SELECT handler(msg).
-        AclResult acl = pg_proc_aclcheck(handler, GetUserId(), ACL_EXECUTE);
+        AclResult acl = compat::function_execute_aclcheck(handler, GetUserId());
         if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(handler));
         InvokeFunctionExecuteHook(handler);
         FmgrInfo flinfo;

@@ -7,7 +7,7 @@
 #include "settings.hpp"
 
 extern "C" {
-PG_MODULE_MAGIC;
+ONCE_MODULE_MAGIC;
 
 void _PG_init(void);
 void _PG_init(void) {

@@ -17,17 +17,12 @@ extern "C" {
 namespace once::pg {
 namespace {
 
-constexpr int64 kUnixEpochOffsetMs =
-    int64(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
-
 UuidV7Generator& generator() {
     static UuidV7Generator g;
     return g;
 }
 
 }  // namespace
-
-int64 unix_ms(TimestampTz ts) { return ts / 1000 + kUnixEpochOffsetMs; }
 
 // pg_strong_random is OpenSSL's RAND behind a lock and a fork check: drawn 64 ids' worth at a
 // time. (The buffer is per backend and starts empty, so no two processes share its bytes.)
@@ -67,20 +62,6 @@ std::vector<Uuid> next_ids(int n) {
     }
     return ids;
 }
-
-Datum uuid_datum(const Uuid& id, MemoryContext context) {
-    auto* u = static_cast<pg_uuid_t*>(MemoryContextAlloc(context, sizeof(pg_uuid_t)));
-    std::memcpy(u->data, id.data(), UUID_LEN);
-    return UUIDPGetDatum(u);
-}
-
-Uuid to_uuid(Datum d) {
-    Uuid id;
-    std::memcpy(id.data(), DatumGetUUIDP(d)->data, UUID_LEN);
-    return id;
-}
-
-std::string uuid_text(Datum d) { return uuid_to_string(to_uuid(d)); }
 
 // Milliseconds of an interval argument; one too large for 64-bit microseconds is an error
 // `code` naming it (never a wrapped-around number).

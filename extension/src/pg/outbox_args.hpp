@@ -9,6 +9,7 @@
 
 #include "../core/error.hpp"
 #include "../core/uuid_v7.hpp"
+#include "convert.hpp"  // uuid and time conversions
 #include "guard.hpp"
 
 #include <array>
@@ -26,16 +27,11 @@ constexpr int64 kMaxDeliverAheadMs = int64(3653) * 24 * 3600 * 1000;  // 10 year
 // once.max_payload_bytes (outbox_send.cpp defines the setting).
 extern int max_payload_bytes;
 
-// Unix milliseconds of a PostgreSQL timestamp (the clock of v7 uuids).
-int64 unix_ms(TimestampTz ts);
 std::array<uint8_t, 10> random10();
 double uniform01();  // [0, 1), for backoff jitter
 Uuid next_id();      // a fresh message id: UUID v7 of now, monotonic in this backend
 std::vector<Uuid> next_ids(int n);  // n of them, from one draw of randomness
 
-Datum uuid_datum(const Uuid& id, MemoryContext context = CurrentMemoryContext);
-Uuid to_uuid(Datum d);
-std::string uuid_text(Datum d);
 
 // Milliseconds of an interval; one too large for 64-bit microseconds is an Error `code`
 // naming it (never a wrapped-around number).

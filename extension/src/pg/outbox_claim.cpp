@@ -91,7 +91,7 @@ TimestampTz oldest_writer_start(TimestampTz now) {
         pgstat_clear_backend_activity_snapshot();
         int n = pgstat_fetch_stat_numbackends();
         for (int i = 1; i <= n; ++i) {
-            LocalPgBackendStatus* e = pgstat_fetch_stat_local_beentry(i);
+            LocalPgBackendStatus* e = compat::local_backend_status(i);
             if (e == nullptr || !TransactionIdIsValid(e->backend_xid)) continue;
             if (e->backendStatus.st_databaseid != MyDatabaseId) continue;
             TimestampTz start = e->backendStatus.st_xact_start_timestamp;
@@ -355,14 +355,6 @@ std::optional<std::vector<std::string>> literal_topics(ArrayType* patterns) {
     std::sort(topics.begin(), topics.end());
     topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
     return topics;
-}
-
-ArrayType* text_array(const std::vector<std::string>& items) {
-    std::vector<Datum> values;
-    for (const std::string& s : items) values.push_back(text_datum(s));
-    return pg_call([&] {
-        return construct_array(values.data(), static_cast<int>(values.size()), TEXTOID, -1, false, TYPALIGN_INT);
-    });
 }
 
 // Runs the claim; its rows are in SPI_tuptable. `lease` is 0 for claim_locked.

@@ -2,6 +2,7 @@
 #include "outbox_key_order.hpp"
 
 #include "../core/outbox_policy.hpp"
+#include "convert.hpp"
 #include "guard.hpp"
 #include "locks.hpp"
 #include "spi.hpp"
@@ -82,43 +83,6 @@ UPDATE once.outbox o
    AND o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid)",
                          {TEXTARRAYOID, UUIDARRAYOID});
 
-Datum uuid_datum(const Uuid& id) {
-    auto* u = static_cast<pg_uuid_t*>(palloc(sizeof(pg_uuid_t)));
-    std::memcpy(u->data, id.data(), UUID_LEN);
-    return UUIDPGetDatum(u);
-}
-
-// A one-dimensional array of `type` (NULL elements where `present` is false).
-Datum datum_array(std::vector<Datum> values, const std::vector<bool>& present, Oid type, int len, bool byval,
-                  char align) {
-    return pg_call([&] {
-        int n = static_cast<int>(values.size());
-        bool* nulls = static_cast<bool*>(palloc(sizeof(bool) * std::max(n, 1)));
-        for (int i = 0; i < n; ++i) nulls[i] = !present[i];
-        int dims[1] = {n}, lbs[1] = {1};
-        return PointerGetDatum(construct_md_array(values.data(), nulls, 1, dims, lbs, type, len, byval, align));
-    });
-}
-
-Datum uuid_array(const std::vector<std::optional<Uuid>>& ids) {
-    std::vector<Datum> values;
-    std::vector<bool> present;
-    for (const auto& id : ids) {
-        values.push_back(id ? uuid_datum(*id) : 0);
-        present.push_back(id.has_value());
-    }
-    return datum_array(std::move(values), present, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
-}
-
-Datum text_array(const std::vector<std::string>& items) {
-    std::vector<Datum> values;
-    for (const std::string& s : items)
-        values.push_back(pg_call([&] {
-            return PointerGetDatum(cstring_to_text_with_len(s.data(), static_cast<int>(s.size())));
-        }));
-    return datum_array(std::move(values), std::vector<bool>(items.size(), true), TEXTOID, -1, false, TYPALIGN_INT);
-}
-
 // The greatest key_seq of `key` committed by other transactions, as of now: a fresh snapshot
 // (also under REPEATABLE READ) whose command id hides this transaction's own inserts.
 std::optional<Uuid> last_committed_key_seq(const std::string& key, Snapshot others) {
@@ -168,7 +132,7 @@ void settle_key_order() {
             return s;
         });
         std::vector<std::optional<Uuid>> ids, seqs, positions;
-        std::vector<Datum> moves;
+        std::vector<bool> moves;
         for (size_t begin = 0; begin < sent.size();) {
             size_t end = begin;
             while (end < sent.size() && sent[end].hash == sent[begin].hash && sent[end].key == sent[begin].key) ++end;
@@ -185,16 +149,16 @@ void settle_key_order() {
                 if (final_seqs[i - begin] == s.seq && !move) continue;
                 ids.push_back(s.id);
                 seqs.push_back(final_seqs[i - begin]);
-                moves.push_back(BoolGetDatum(move));
+                moves.push_back(move);
                 positions.push_back(waiting[i - begin] ? std::optional<Uuid>(waiting_position()) : s.head_position);
             }
             begin = end;
         }
         pg_call([&] { UnregisterSnapshot(others); });
         if (!ids.empty()) {
-            Datum values[] = {uuid_array(ids), uuid_array(seqs),
-                              datum_array(moves, std::vector<bool>(moves.size(), true), BOOLOID, 1, true, TYPALIGN_CHAR),
-                              uuid_array(positions)};
+            Datum values[] = {PointerGetDatum(uuid_array(ids)), PointerGetDatum(uuid_array(seqs)),
+                              PointerGetDatum(bool_array(moves)),
+                              PointerGetDatum(uuid_array(positions))};
             AsExtensionOwner owner;
             restamp_plan.execute(pg_call([] { return GetTransactionSnapshot(); }), false, values, nullptr);
         }
@@ -208,7 +172,7 @@ void settle_key_order() {
             keys.push_back(r.key);
             seqs.push_back(r.seq);
         }
-        Datum values[] = {text_array(keys), uuid_array(seqs)};
+        Datum values[] = {PointerGetDatum(text_array(keys)), PointerGetDatum(uuid_array(seqs))};
         {
             AsExtensionOwner owner;
             promote_plan.execute(latest, false, values, nullptr);

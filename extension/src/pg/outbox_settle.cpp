@@ -126,13 +126,6 @@ std::vector<Datum> settle_locked(FunctionCallInfo fcinfo, int arg, int32* settle
     return leased;
 }
 
-Datum uuid_array(const std::vector<Datum>& ids) {
-    return pg_call([&] {
-        return PointerGetDatum(construct_array(const_cast<Datum*>(ids.data()), static_cast<int>(ids.size()),
-                                               UUIDOID, UUID_LEN, false, TYPALIGN_CHAR));
-    });
-}
-
 }  // namespace
 }  // namespace once::pg
 
@@ -144,7 +137,7 @@ ONCE_SQL_FUNCTION(once_ack) {
     int32 acked = 0;
     std::vector<Datum> leased = settle_locked(fcinfo, 1, &acked);
     if (leased.empty()) PG_RETURN_INT32(acked);
-    Datum values[] = {PointerGetDatum(relay), uuid_array(leased)};
+    Datum values[] = {PointerGetDatum(relay), PointerGetDatum(uuid_array(leased))};
     SpiSession spi;
     AsExtensionOwner owner;
     ack_plan.execute(values, nullptr);
@@ -178,7 +171,7 @@ ONCE_SQL_FUNCTION(once_extend) {
             leased.push_back(id);
     }
     if (leased.empty()) PG_RETURN_INT32(held);
-    Datum values[] = {PointerGetDatum(relay), uuid_array(leased), PG_GETARG_DATUM(2)};
+    Datum values[] = {PointerGetDatum(relay), PointerGetDatum(uuid_array(leased)), PG_GETARG_DATUM(2)};
     SpiSession spi;
     AsExtensionOwner owner;
     PG_RETURN_INT32(held + static_cast<int32>(extend_plan.execute(values, nullptr)));

@@ -13,6 +13,7 @@ extern "C" {
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "utils/array.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
@@ -39,7 +40,5 @@ extern "C" {
 #include "utils/uuid.h"
 }
 
-// pg_once uses PostgreSQL 15 APIs (and is tested on 15); older servers are not supported.
-#if PG_VERSION_NUM < 150000
-#error "pg_once requires PostgreSQL 15 or later"
-#endif
+// What differs between the major versions pg_once supports.
+#include "compat.hpp"

@@ -14,17 +14,6 @@
 namespace once::pg {
 namespace {
 
-std::string jsonb_text(Jsonb* jb) {
-    char* s = pg_call([&] { return JsonbToCString(nullptr, &jb->root, VARSIZE(jb)); });
-    std::string out(s);
-    pg_call([&] { pfree(s); });
-    return out;
-}
-
-Datum jsonb_datum(const std::string& text) {
-    return pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(text.c_str())); });
-}
-
 std::string arg_text(FunctionCallInfo fcinfo, int i, const char* what) {
     if (PG_ARGISNULL(i)) throw Error(ErrorCode::invalid_argument, std::string(what) + " must not be NULL");
     return std::string(text_view(PG_GETARG_TEXT_PP(i)));
@@ -32,7 +21,7 @@ std::string arg_text(FunctionCallInfo fcinfo, int i, const char* what) {
 
 saga::Definition stored_definition(FunctionCallInfo fcinfo, int i) {
     if (PG_ARGISNULL(i)) throw Error(ErrorCode::internal, "saga definition is NULL");
-    return saga::from_normalized(Json::parse(jsonb_text(PG_GETARG_JSONB_P(i))));
+    return saga::from_normalized(Json::parse(jsonb_text(PG_GETARG_DATUM(i))));
 }
 
 saga::Event parse_event(const Json& j) {
@@ -98,7 +87,7 @@ ONCE_SQL_FUNCTION(once_saga_compile) {
     if (PG_ARGISNULL(1))
         throw Error(ErrorCode::saga_invalid_definition, "invalid saga definition: definition must not be NULL",
                     {}, "Pass a jsonb object with a \"steps\" array.");
-    std::string source = jsonb_text(PG_GETARG_JSONB_P(1));
+    std::string source = jsonb_text(PG_GETARG_DATUM(1));
     saga::Definition d = saga::parse_definition(name, source);
     return jsonb_datum(saga::to_json(d).dump());
 }
@@ -147,7 +136,7 @@ ONCE_SQL_FUNCTION(once_saga_reply) {
 // abort, and those of saga_tick).
 ONCE_SQL_FUNCTION(once_saga_apply) {
     if (PG_ARGISNULL(1)) throw Error(ErrorCode::internal, "saga event is NULL");
-    saga::Event e = parse_event(Json::parse(jsonb_text(PG_GETARG_JSONB_P(1))));
+    saga::Event e = parse_event(Json::parse(jsonb_text(PG_GETARG_DATUM(1))));
     saga_store::Applied a = saga_store::apply(nullable_text(fcinfo, 0), e, nullable_datum(fcinfo, 2),
                                               nullable_text(fcinfo, 3));
     Json out = Json::object();
@@ -173,7 +162,7 @@ ONCE_SQL_FUNCTION(once_saga_reply_handler) {
     char* step = payload_null ? nullptr : field_text(payload, "step");
     char* outcome = payload_null ? nullptr : field_text(payload, "outcome");
     if (saga_id == nullptr || step == nullptr || outcome == nullptr) {
-        std::string shown = payload_null ? std::string("NULL") : jsonb_text(DatumGetJsonbP(payload)).substr(0, 200);
+        std::string shown = payload_null ? std::string("NULL") : jsonb_text(payload).substr(0, 200);
         std::string id = id_null ? std::string("NULL") : std::string(text_view(DatumGetTextPP(message_id)));
         throw Error(ErrorCode::saga_invalid_reply, "malformed saga reply", "Message " + id + " payload: " + shown,
                     "A reply is {\"saga_id\": ..., \"step\": ..., \"outcome\": ..., \"output\": {...}}.");

@@ -88,33 +88,10 @@ SavedPlan send_plan(
 
 // -------------------------------------------------------------------------- helpers
 
-constexpr int64_t kUnixEpochUs = int64_t(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-
-// Milliseconds since 1970, floored: a deadline of "now" is due now.
-int64_t unix_ms(TimestampTz ts) {
-    int64_t us = ts + kUnixEpochUs;
-    return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
-}
-
-TimestampTz timestamp_from_unix_ms(int64_t ms) { return ms * 1000 - kUnixEpochUs; }
-
 std::string spi_string(int column) {
     Datum value;
     if (!spi_value(0, column, &value)) return {};
     return std::string(text_view(DatumGetTextPP(value)));
-}
-
-std::string jsonb_string(Datum value) {
-    char* s = pg_call([&] {
-        Jsonb* jb = DatumGetJsonbP(value);
-        return JsonbToCString(nullptr, &jb->root, VARSIZE(jb));
-    });
-    return std::string(s);
-}
-
-Datum jsonb_from(const Json& j) {
-    std::string text = j.dump();
-    return pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(text.c_str())); });
 }
 
 // 'value' quoted as a SQL literal, cut to `chars` characters (for error details).
@@ -150,7 +127,7 @@ std::shared_ptr<const saga::Definition> definition_of(const std::string& name, i
     auto it = cache.find(key);
     if (it != cache.end() && it->second.stored == bytes) return it->second.definition;
     auto parsed = std::make_shared<const saga::Definition>(
-        saga::from_normalized(Json::parse(jsonb_string(stored))));
+        saga::from_normalized(Json::parse(jsonb_text(stored))));
     if (cache.size() > 1000) cache.clear();  // bounded: definitions are few
     cache[key] = {std::move(bytes), parsed};
     return parsed;
@@ -244,7 +221,7 @@ Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) 
 
     auto definition = definition_of(name, DatumGetInt32(version), stored);
     const saga::Definition& d = *definition;
-    saga::State state = saga::state_from_json(Json::parse(jsonb_string(machine)), d);
+    saga::State state = saga::state_from_json(Json::parse(jsonb_text(machine)), d);
     // The deadline column is the truth about what is due (operators and tests may move it).
     state.deadline_ms = has_deadline ? unix_ms(DatumGetTimestampTz(deadline)) : 0;
     saga::Decision dec = saga::decide(d, state, event);
@@ -253,7 +230,7 @@ Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) 
     const std::string new_step = d.steps[dec.state.cursor].name;
     bool merge = dec.merge_output && output != 0 &&
                  pg_call([&] { return JB_ROOT_IS_OBJECT(DatumGetJsonbP(output)); });
-    Datum u[10] = {PointerGetDatum(saga_id), BoolGetDatum(merge), output, jsonb_from(saga::to_json(dec.state, d)),
+    Datum u[10] = {PointerGetDatum(saga_id), BoolGetDatum(merge), output, jsonb_datum(saga::to_json(dec.state, d)),
                    text_datum(new_status), text_datum(new_step), Int32GetDatum(dec.state.attempts),
                    TimestampTzGetDatum(timestamp_from_unix_ms(dec.state.deadline_ms)), 0,
                    BoolGetDatum(dec.state.final())};
@@ -277,7 +254,7 @@ void start(text* name, text* saga_id, Datum input) {
         throw Error(ErrorCode::invalid_argument, "saga input must be a JSON object", "It was a " + type + ".",
                     "Pass e.g. {\"order_id\": 42}; step outputs are merged into it.");
     }
-    if (input == 0) input = jsonb_from(Json::object());
+    if (input == 0) input = jsonb_datum(Json::object());
     saga::Event event;
     event.type = saga::Event::Type::start;
     stamp(&event);
@@ -298,7 +275,7 @@ void start(text* name, text* saga_id, Datum input) {
     saga::Decision dec = saga::decide(d, saga::State{}, event);
 
     Datum v[9] = {PointerGetDatum(saga_id), PointerGetDatum(name), version, input,
-                  jsonb_from(saga::to_json(dec.state, d)), text_datum(saga::status_name(dec.state.status)),
+                  jsonb_datum(saga::to_json(dec.state, d)), text_datum(saga::status_name(dec.state.status)),
                   text_datum(d.steps[dec.state.cursor].name), Int32GetDatum(dec.state.attempts),
                   TimestampTzGetDatum(timestamp_from_unix_ms(dec.state.deadline_ms))};
     char nulls[10] = "         ";

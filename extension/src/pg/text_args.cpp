@@ -2,14 +2,6 @@
 
 namespace once::pg {
 
-std::string_view text_view(const text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
-
-Datum text_datum(std::string_view s) {
-    return pg_call([&] {
-        return PointerGetDatum(cstring_to_text_with_len(s.data(), static_cast<int>(s.size())));
-    });
-}
-
 text* required_text_arg(FunctionCallInfo fcinfo, int arg, const NullArgumentError& if_null) {
     if (PG_ARGISNULL(arg)) throw Error(if_null.code, if_null.message, {}, if_null.hint);
     return PG_GETARG_TEXT_PP(arg);

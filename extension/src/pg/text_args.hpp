@@ -2,17 +2,12 @@
 #pragma once
 
 #include "../core/error.hpp"
+#include "convert.hpp"  // text_view, text_datum
 #include "guard.hpp"
 
 #include <string_view>
 
 namespace once::pg {
-
-// The bytes of a text value (detoasted; short or long varlena header).
-std::string_view text_view(const text* t);
-
-// A new text Datum holding s, in the current memory context.
-Datum text_datum(std::string_view s);
 
 // The error a NULL argument gets: its code, message and hint ("" for none). String literals:
 // nothing is built unless the argument is NULL.
