@@ -9,7 +9,7 @@
 # Usage: tests/bench/idempotency.sh   (BENCH_SECONDS=10 per measurement)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-out="$here_bench/results/idempotency.txt"
+out=$(bench_results idempotency)
 once_cluster_start synchronous_commit=off shared_buffers=512MB max_wal_size=4GB
 trap once_cluster_stop EXIT
 work=$(mktemp -d); trap 'once_cluster_stop; rm -rf "$work"' EXIT

@@ -7,12 +7,11 @@
 # Usage: tests/bench/inbox.sh   (ONCE_STAGE_DIR as for the tests; BENCH_SECONDS=10 per measurement)
 set -euo pipefail
 here_bench=$(cd "$(dirname "$0")" && pwd)
-: "${ONCE_STAGE_DIR:=$here_bench/../../build/stage}"
-export ONCE_STAGE_DIR
+source "$here_bench/server.sh"   # ONCE_BENCH_PG: which server; bench_results NAME
 source "$here_bench/../lib/cluster.sh"
 seconds=${BENCH_SECONDS:-5}
 rounds=${BENCH_ROUNDS:-3}
-out="$here_bench/results/inbox.txt"
+out=$(bench_results inbox)
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-bench-inbox.XXXXXX")
 trap 'once_cluster_stop; rm -rf "$work"' EXIT
 

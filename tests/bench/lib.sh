@@ -2,8 +2,7 @@
 # Results are lines "name | clients | measured | baseline | ratio | target" in
 # tests/bench/results/<bench>.txt; scripts/bench-table turns them into the README table.
 here_bench=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-: "${ONCE_STAGE_DIR:=$here_bench/../../build/stage}"
-export ONCE_STAGE_DIR
+source "$here_bench/server.sh"   # ONCE_BENCH_PG: which server; bench_results NAME
 source "$here_bench/../lib/cluster.sh"
 BENCH_SECONDS=${BENCH_SECONDS:-10}
 

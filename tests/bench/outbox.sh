@@ -18,20 +18,20 @@
 #   dead rows  claim latency with 100k dead rows and an old REPEATABLE READ snapshot  vs  clean,
 #              for pg_once and for a plain SKIP LOCKED queue
 #   wake-up    commit -> relay wake-up latency (notifier, and NOTIFY per transaction)
-# Results: tests/bench/results/outbox.txt. Usage: ONCE_STAGE_DIR=build/stage tests/bench/outbox.sh
+# Results: tests/bench/results/outbox.txt. Usage: tests/bench/outbox.sh; ONCE_BENCH_PG=18 runs it
+# on PostgreSQL 18 (build/pg18) and writes results/outbox-pg18.txt (tests/bench/server.sh).
 # OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run. OUTBOX_BENCH_ONLY=producer
 # runs the producer section only; =batch the batch section only; =drain the drain, topics,
 # blocked-key and WAL sections only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-: "${ONCE_STAGE_DIR:=$here/../../build/stage}"
-export ONCE_STAGE_DIR
+source "$here/server.sh"   # ONCE_BENCH_PG: which server; bench_results NAME
 # libpq's headers, from the system pg_config (cluster.sh puts the staged server first in PATH)
 libpq_include=$(${PG_CONFIG:-pg_config} --includedir)
 libpq_libdir=$(${PG_CONFIG:-pg_config} --libdir)
 source "$here/../lib/cluster.sh"
 secs=${OUTBOX_BENCH_SECONDS:-10}
-result_file="$here/results/outbox.txt"
+result_file=$(bench_results outbox)
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-outbox-bench.XXXXXX")
 [ "$(id -u)" = 0 ] && chmod 755 "$work"
 background=()
@@ -145,7 +145,7 @@ producer_round "keyed, 10 hot keys (pg_once preloaded)" "$work/send_hot.sql" 16
 out "notifier: $(sql -c "SELECT notifies FROM once.outbox_notifier_status()") NOTIFYs in this database so far"
 stop_listener
 if [ "${OUTBOX_BENCH_ONLY:-}" = producer ]; then
-    cp "$work/results" "$here/results/outbox_producer.txt"
+    cp "$work/results" "$(bench_results outbox_producer)"
     exit 0
 fi
 }
@@ -174,7 +174,7 @@ batch_round 10000 0
 batch_round 10000 100
 }
 if [ "${OUTBOX_BENCH_ONLY:-}" = batch ]; then
-    cp "$work/results" "$here/results/outbox_batch.txt"
+    cp "$work/results" "$(bench_results outbox_batch)"
     exit 0
 fi
 reset_tables
@@ -328,7 +328,7 @@ out "== WAL per message, send to ack (10k messages, claim/ack by 100, after a ch
 out "wal: INSERT+DELETE $wal_plain bytes/msg, send+claim_locked+ack $wal_locked bytes/msg, ratio $(ratio "$wal_locked" "$wal_plain") (target <= 1.2)"
 out "wal: send+claim+ack (leased) $wal_once bytes/msg, ratio $(ratio "$wal_once" "$wal_plain")"
 if [ "${OUTBOX_BENCH_ONLY:-}" = drain ]; then
-    cp "$work/results" "$here/results/outbox_drain.txt"
+    cp "$work/results" "$(bench_results outbox_drain)"
     exit 0
 fi
 

@@ -17,8 +17,8 @@
 #        BENCH_ONLY=drain or =latency: see below)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-out="$here_bench/results/relay.txt"
-BUILD_DIR=${ONCE_BUILD_DIR:-$here_bench/../../build}
+out=$(bench_results relay)   # results/relay.txt, or relay-pg18.txt with ONCE_BENCH_PG=18
+BUILD_DIR=$ONCE_BUILD_DIR
 RELAY="$BUILD_DIR/daemon/once-relay"
 BACKLOG=${BACKLOG:-200000}
 work=$(mktemp -d); chmod 777 "$work"

@@ -15,7 +15,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-export ONCE_STAGE_DIR=${ONCE_STAGE_DIR:-$root/build/stage} ONCE_BUILD_DIR=${ONCE_BUILD_DIR:-$root/build}
+source "$here/server.sh"   # ONCE_BENCH_PG: which server; bench_results NAME
 source "$root/tests/lib/cluster.sh"
 source "$root/examples/campus_cafe/cafe.sh"
 secs=${SAGA_BENCH_SECONDS:-10}
@@ -23,7 +23,7 @@ orders=${SAGA_BENCH_ORDERS:-4000}
 order_clients=${SAGA_BENCH_CLIENTS:-8}
 steady_rates=${SAGA_BENCH_RATES:-100 500 800}
 export NPROC=$(nproc)
-out=$here/results/saga.txt
+out=$(bench_results saga)
 work=$(mktemp -d)
 
 cleanup() { cafe_stop_ticker; cafe_stop_relays; once_cluster_stop; rm -rf "$work"; }
