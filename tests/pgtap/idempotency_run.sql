@@ -1,6 +1,6 @@
 -- once.run: in-transaction idempotent commands.
 BEGIN;
-SELECT plan(40);
+SELECT plan(44);
 
 CREATE TABLE orders (id serial PRIMARY KEY, item text NOT NULL, qty int NOT NULL);
 CREATE FUNCTION order_count() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM orders';
@@ -93,5 +93,16 @@ SELECT throws_ok($$SELECT * FROM once.run('s', 'k', '{}', NULL)$$, '22023', NULL
 SELECT throws_ok($$SELECT * FROM once.run('s', 'k', '{}', ' ; ')$$, '22023', NULL, 'empty command: 22023');
 SELECT throws_ok($$SELECT * FROM once.run('s', 'k', '{}', 'SELECT 1', '0 seconds')$$, '22023', 'ttl must be positive', 'zero ttl: 22023');
 
+-- ttl is bounded by once.max_key_ttl (issue 20, finding 5: a key stored for 200,000 years
+-- made its (scope, key) unusable for the rightful owner for ever), checked as applied.
+SELECT throws_ok($$SELECT * FROM once.run('s', 'squat', '{}', 'SELECT 1', '200000 years')$$, '22023',
+    'ttl is longer than once.max_key_ttl allows', 'a ttl of 200,000 years is refused');
+SELECT throws_ok($$SELECT * FROM once.key_acquire('s', 'squat', '{}', '1 minute', '31 days')$$, '22023',
+    'ttl is longer than once.max_key_ttl allows', 'key_acquire: a ttl over the 30-day default bound is refused');
+SELECT throws_ok($$SELECT * FROM once.run('s', 'squat', '{}', 'SELECT 1', interval '1 mon -31 days')$$, '22023',
+    'ttl must be positive', 'a ttl of "1 mon -31 days" is checked as applied (at most zero), not as -1 day');
+SET LOCAL once.max_key_ttl = '400d';
+SELECT is((SELECT replayed FROM once.run('s', 'long', '{}', 'SELECT 1', '365 days')), false,
+    'a superuser raises once.max_key_ttl and a year-long ttl is accepted');
 SELECT * FROM finish();
 ROLLBACK;

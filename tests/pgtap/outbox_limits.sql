@@ -1,7 +1,7 @@
 -- Outbox limits found wanting in issue 10: empty batches, headers in the size limit, the
 -- upper bound of deliver_at, and intervals too large for 64-bit arithmetic.
 BEGIN;
-SELECT plan(14);
+SELECT plan(17);
 
 -- ------------------------------------------------------------------ empty batches
 SELECT is(once.ack('r', '{}'), 0, 'ack of an empty batch returns 0');
@@ -41,6 +41,16 @@ SELECT throws_ok($$SELECT once.nack('r', gen_random_uuid(), 'x', interval '36000
 SELECT throws_ok($$SELECT once.topic_policy('t', backoff_base => '1 second',
                                             backoff_max => interval '3600000 months 9115544073769551616 microseconds')$$,
     'ON210', 'backoff_max is out of range', 'an overflowing backoff_max is refused');
+
+-- ------------------------------------------------------------------ the bound holds for what is applied
+-- '1200 mon -35999 days' is one day with 30-day months, but now() + it is about 525 days
+-- (issue 20, finding 14): the check uses the calendar arithmetic the SQL applies.
+SELECT throws_ok($$SELECT * FROM once.claim('r', 1, interval '1200 mon -35999 days')$$,
+    'ON209', 'lease is out of range', 'a lease that is one day with 30-day months but ~525 days applied is refused');
+SELECT throws_ok($$SELECT * FROM once.extend('r', ARRAY[gen_random_uuid()], interval '1200 mon -35999 days')$$,
+    'ON209', 'lease is out of range', 'extend checks the applied lease too');
+SELECT throws_ok($$SELECT once.nack('r', gen_random_uuid(), 'x', interval '1200 mon -35700 days')$$,
+    'ON209', 'retry_after is out of range', 'a retry_after of 300 days with 30-day months but ~824 days applied is refused');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -14,6 +14,14 @@ SELECT once.key_complete('payments', 'open-key', '{"charge": "ch_9"}', 200, 1);
 SELECT CASE WHEN a.state = 'replay' AND a.response = '{"charge": "ch_9"}' THEN 'ok' ELSE 'not ok' END
        || ' - the old holder completes its key (attempt 1) after the update'
   FROM once.key_acquire('payments', 'open-key', '{"amount": 9}') a;
+SELECT CASE WHEN owner = (SELECT oid FROM pg_roles WHERE rolname = current_user) THEN 'ok' ELSE 'not ok' END
+       || ' - the key completed after the update belongs to the role that completed it (0.3)'
+  FROM once.keys WHERE scope = 'payments' AND key = 'open-key';
+SELECT CASE WHEN count(*) = 0 THEN 'ok' ELSE 'not ok' END
+       || ' - no key without an owner outlives the update by more than 24 hours (0.3)'
+  FROM once.keys WHERE owner IS NULL AND expires_at > now() + interval '24 hours 1 minute';
+SELECT CASE WHEN count(*) = 1 THEN 'ok' ELSE 'not ok' END || ' - the key stored for 20 days is still there'
+  FROM once.keys WHERE scope = 'payments' AND key = 'long-ttl';
 
 SELECT once.send('order.shipped', '{"n": 8}', key => 'order-1') IS NOT NULL AS sent \gset
 SELECT CASE WHEN pos IS NULL THEN 'ok' ELSE 'not ok' END

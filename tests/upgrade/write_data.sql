@@ -11,6 +11,8 @@ SELECT attempt FROM once.key_acquire('payments', 'done-key', '{"amount": 7}');
 SELECT once.key_complete('payments', 'done-key', '{"charge": "ch_7"}', 201);
 SELECT attempt FROM once.key_acquire('payments', 'open-key', '{"amount": 9}', lease => '1 hour');
 SELECT once.key_checkpoint('payments', 'open-key', 'charged', '{"charge": "ch_9"}');
+-- A key stored for longer than a day (keys stored by 0.1 have no owner).
+SELECT response FROM once.run('payments', 'long-ttl', '{}', 'SELECT ''{}''::jsonb', ttl => '20 days');
 
 -- Outbox: a keyed sequence with its head in flight (claimed with a lease), a dead letter,
 -- a delayed message and a plain ready one.

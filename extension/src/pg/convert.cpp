@@ -112,4 +112,20 @@ int64_t unix_ms(TimestampTz ts) {
 
 TimestampTz timestamp_from_unix_ms(int64_t ms) { return ms * 1000 - kUnixEpochUs; }
 
+std::optional<int64_t> applied_interval_ms(const Interval* interval) {
+    const TimestampTz from = GetCurrentTransactionStartTimestamp();
+    TimestampTz to;
+    try {
+        to = pg_call([&] {
+            return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval, TimestampTzGetDatum(from),
+                                                           IntervalPGetDatum(interval)));
+        });
+    } catch (const PgError&) {
+        return std::nullopt;  // "timestamp out of range": the interval cannot be applied
+    }
+    int64_t us;
+    if (TIMESTAMP_NOT_FINITE(to) || __builtin_sub_overflow(to, from, &us)) return std::nullopt;
+    return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+}
+
 }  // namespace once::pg

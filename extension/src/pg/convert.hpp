@@ -45,5 +45,10 @@ Datum jsonb_datum(const Json& value);
 // 1970); the clock of v7 uuids and of saga deadlines.
 int64_t unix_ms(TimestampTz ts);
 TimestampTz timestamp_from_unix_ms(int64_t ms);
+// Milliseconds from the transaction's now() to now() + interval, computed as the SQL applies
+// it (calendar months and days in the session's time zone: '1 mon' is 28 to 31 days), floored;
+// nullopt when now() + interval is outside the timestamp range or infinite. pg_once checks
+// this value, never a 30-day-month approximation, so that a bound holds for what is applied.
+std::optional<int64_t> applied_interval_ms(const Interval* interval);
 
 }  // namespace once::pg

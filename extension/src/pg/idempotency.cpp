@@ -16,6 +16,7 @@
 #include "fingerprint.hpp"
 #include "guard.hpp"
 #include "locks.hpp"
+#include "settings.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
 
@@ -52,19 +53,23 @@ void lock_key(const KeyArgs& args) {
     lock_transaction(LockClass::idempotency_key, hash);  // unreachable from SQL (locks.hpp)
 }
 
-// A positive interval, or an error naming the argument.
-Interval* positive_interval(FunctionCallInfo fcinfo, int arg, const char* name) {
+// A positive interval, or an error naming the argument; checked as it is applied (now() +
+// value, calendar months), and at most max_ms when max_ms > 0.
+Interval* positive_interval(FunctionCallInfo fcinfo, int arg, const char* name, int64 max_ms = 0,
+                            const char* max_setting = nullptr) {
     if (PG_ARGISNULL(arg))
         throw Error(ErrorCode::invalid_argument, std::string(name) + " must not be NULL");
     Interval* value = PG_GETARG_INTERVAL_P(arg);
-    bool positive = pg_call([&] {
-        Interval zero{};
-        return DatumGetBool(DirectFunctionCall2(interval_gt, IntervalPGetDatum(value),
-                                                IntervalPGetDatum(&zero)));
-    });
-    if (!positive)
+    std::optional<int64_t> ms = applied_interval_ms(value);
+    if (!ms || *ms <= 0)
         throw Error(ErrorCode::invalid_argument, std::string(name) + " must be positive",
-                    {}, "Pass an interval such as '24 hours'.");
+                    ms ? std::string() : "now() + " + std::string(name) + " is not a finite timestamp.",
+                    "Pass an interval such as '24 hours'.");
+    if (max_ms > 0 && *ms > max_ms)
+        throw Error(ErrorCode::invalid_argument, std::string(name) + " is longer than " + max_setting + " allows",
+                    std::string(name) + " lasts " + std::to_string(*ms / 1000) + " s from now; " + max_setting +
+                        " is " + std::to_string(max_ms / 1000) + " s.",
+                    std::string("Pass a shorter ") + name + ", or ask a superuser to raise " + max_setting + ".");
     return value;
 }
 
@@ -302,10 +307,11 @@ SavedPlan acquire_plan(
 SavedPlan takeover_plan(
     "UPDATE once.keys"
     "   SET attempt = attempt OPERATOR(pg_catalog.+) 1, lease = $3,"
-    "       locked_until = pg_catalog.now() OPERATOR(pg_catalog.+) $3"
+    "       locked_until = pg_catalog.now() OPERATOR(pg_catalog.+) $3,"
+    "       owner = COALESCE(owner, $4)"  // an ownerless (0.1) key becomes the taker's
     " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
     " RETURNING attempt",
-    {TEXTOID, TEXTOID, INTERVALOID});
+    {TEXTOID, TEXTOID, INTERVALOID, OIDOID});
 
 enum AcquireColumn { kState, kResponse, kRecoveryPoint, kAttempt, kStatus, kCheckpoint, kAcquireColumns };
 
@@ -320,7 +326,7 @@ ONCE_SQL_FUNCTION(once_run) {
     Jsonb* request = PG_ARGISNULL(2) ? nullptr : PG_GETARG_JSONB_P(2);
     if (PG_ARGISNULL(3)) throw Error(ErrorCode::invalid_argument, "command must not be NULL");
     text* command = PG_GETARG_TEXT_PP(3);
-    Interval* ttl = positive_interval(fcinfo, 4, "ttl");
+    Interval* ttl = positive_interval(fcinfo, 4, "ttl", max_key_ttl_ms(), "once.max_key_ttl");
 
     RunOutcome outcome = run_once(args, request, command, ttl);
     ResultRow<2> result;
@@ -334,7 +340,7 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
     KeyArgs args = key_args(fcinfo);
     Jsonb* request = PG_ARGISNULL(2) ? nullptr : PG_GETARG_JSONB_P(2);
     Interval* lease = positive_interval(fcinfo, 3, "lease");
-    Interval* ttl = positive_interval(fcinfo, 4, "ttl");
+    Interval* ttl = positive_interval(fcinfo, 4, "ttl", max_key_ttl_ms(), "once.max_key_ttl");
 
     ResultRow<kAcquireColumns> result;
     for (int i = 0; i < kAcquireColumns; ++i) result.set_null(i);
@@ -369,7 +375,7 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
             // The holder's lease expired (it crashed or hung): take over, resuming from its
             // last checkpoint.
             Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
-                              IntervalPGetDatum(lease)};
+                              IntervalPGetDatum(lease), ObjectIdGetDatum(GetUserId())};
             int32 attempt;
             {
                 AsExtensionOwner owner;
@@ -399,12 +405,13 @@ SavedPlan checkpoint_plan(
 
 SavedPlan complete_plan(
     "UPDATE once.keys"
-    "   SET state = 'done', response = $3, status = $4, locked_until = NULL"
+    "   SET state = 'done', response = $3, status = $4, locked_until = NULL,"
+    "       owner = COALESCE(owner, $6)"  // the first role to complete an ownerless (0.1) key owns it
     " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
     "   AND state OPERATOR(pg_catalog.=) 'in_progress'"
     "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()"
     "   AND ($5::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $5)",
-    {TEXTOID, TEXTOID, JSONBOID, INT4OID, INT4OID});
+    {TEXTOID, TEXTOID, JSONBOID, INT4OID, INT4OID, OIDOID});
 
 SavedPlan release_plan(
     "DELETE FROM once.keys"
@@ -447,9 +454,10 @@ ONCE_SQL_FUNCTION(once_key_complete) {
     if (status < 100 || status > 599)
         throw Error(ErrorCode::invalid_argument, "status must be between 100 and 599",
                     "status was " + std::to_string(status) + ".");
-    Datum values[5] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
-                       PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2), Int32GetDatum(status), 0};
-    char nulls[5] = {' ', ' ', PG_ARGISNULL(2) ? 'n' : ' ', ' ', ' '};
+    Datum values[6] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
+                       PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2), Int32GetDatum(status), 0,
+                       ObjectIdGetDatum(GetUserId())};
+    char nulls[6] = {' ', ' ', PG_ARGISNULL(2) ? 'n' : ' ', ' ', ' ', ' '};
     values[4] = optional_attempt(fcinfo, 4, &nulls[4]);
     if (execute_locked(args, complete_plan, values, nulls) != 1) throw_not_held("once.key_complete");
     PG_RETURN_VOID();

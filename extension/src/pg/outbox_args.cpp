@@ -1,7 +1,6 @@
 // The outbox entry points' shared helpers: outbox_args.hpp.
 #include "outbox_args.hpp"
 
-#include "../core/interval_ms.hpp"
 #include "../core/outbox_policy.hpp"
 #include "../core/topic.hpp"
 #include "text_args.hpp"
@@ -66,10 +65,10 @@ std::vector<Uuid> next_ids(int n) {
 // Milliseconds of an interval argument; one too large for 64-bit microseconds is an error
 // `code` naming it (never a wrapped-around number).
 int64 interval_ms(const Interval* i, const char* name, ErrorCode code) {
-    std::optional<int64_t> ms = interval_to_ms(i->month, i->day, i->time);
+    std::optional<int64_t> ms = applied_interval_ms(i);
     if (!ms)
         throw Error(code, std::string(name) + " is out of range",
-                    std::string(name) + " does not fit in 64-bit microseconds.",
+                    "now() + " + std::string(name) + " is not a finite timestamp.",
                     "Pass an interval such as '30 seconds'.");
     return *ms;
 }

@@ -33,8 +33,8 @@ Uuid next_id();      // a fresh message id: UUID v7 of now, monotonic in this ba
 std::vector<Uuid> next_ids(int n);  // n of them, from one draw of randomness
 
 
-// Milliseconds of an interval; one too large for 64-bit microseconds is an Error `code`
-// naming it (never a wrapped-around number).
+// Milliseconds of an interval as it is applied from now() (applied_interval_ms: calendar
+// months, never 30-day ones); one that cannot be applied is an Error `code` naming it.
 int64 interval_ms(const Interval* i, const char* name, ErrorCode code);
 // Interval argument `arg` in milliseconds, NULL or outside [min_ms, max_ms] an error (ON209).
 int64 interval_arg_ms(FunctionCallInfo fcinfo, int arg, const char* name, int64 min_ms, int64 max_ms);

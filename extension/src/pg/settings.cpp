@@ -23,6 +23,12 @@ namespace {
 constexpr int kDefaultSagaRetentionMinutes = 7 * 24 * 60;
 int saga_retention_minutes = kDefaultSagaRetentionMinutes;
 
+// Whoever stores an idempotency key first holds it until it expires, so an unbounded ttl
+// lets a role hold a (scope, key) for ever (issue 20, finding 5).
+constexpr int kDefaultMaxKeyTtlMinutes = 30 * 24 * 60;
+constexpr int kMaxMaxKeyTtlMinutes = 3653 * 24 * 60;  // ten years
+int max_key_ttl_minutes = kDefaultMaxKeyTtlMinutes;
+
 }  // namespace
 
 void settings_init() {
@@ -31,7 +37,14 @@ void settings_init() {
         "Completed and compensated sagas older than this are purged. At least one minute.",
         &saga_retention_minutes, kDefaultSagaRetentionMinutes, 1, INT_MAX, PGC_SUSET, GUC_UNIT_MIN,
         nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "once.max_key_ttl", "The longest ttl an idempotency key may be stored with.",
+        "once.run and once.key_acquire refuse a longer ttl (22023). At least one minute, at most ten years.",
+        &max_key_ttl_minutes, kDefaultMaxKeyTtlMinutes, 1, kMaxMaxKeyTtlMinutes, PGC_SUSET, GUC_UNIT_MIN,
+        nullptr, nullptr, nullptr);
 }
+
+int64 max_key_ttl_ms() { return static_cast<int64>(max_key_ttl_minutes) * 60 * 1000; }
 
 }  // namespace once::pg
 
