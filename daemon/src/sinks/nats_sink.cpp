@@ -1,6 +1,7 @@
 #include "sinks/nats_sink.hpp"
 
 #include "sinks/http_status.hpp"
+#include "sinks/producer_headers.hpp"
 #include "uri.hpp"
 
 #include <nats/nats.h>
@@ -207,14 +208,10 @@ void NatsSink::submit(uint64_t token, const Message& m) {
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Once-Topic", m.topic.c_str());
     if (s == NATS_OK && m.has_key) s = natsMsgHeader_Set(msg, "Once-Key", m.key.c_str());
-    if (s == NATS_OK) {
-        try {
-            for (const auto& [k, v] : message_headers(m.headers))
-                if (k != "Nats-Msg-Id") natsMsgHeader_Add(msg, k.c_str(), v.c_str());
-        } catch (const std::exception& e) {
-            spdlog::warn("message {}: {} (sent without them)", m.id, e.what());
-        }
-    }
+    // The shared rule refuses every Nats-* name (Nats-Msg-Id would replace the dedupe id,
+    // Nats-Expected-* fail the publish, Nats-Rollup purge the subject) and the relay's Once-*.
+    if (s == NATS_OK)
+        for (const auto& [k, v] : producer_headers(m)) natsMsgHeader_Add(msg, k.c_str(), v.c_str());
     if (s != NATS_OK) { natsMsg_Destroy(msg); fail("nats sink: cannot build message: " + last_error(s)); return; }
     jsPubOptions po;
     jsPubOptions_Init(&po);
