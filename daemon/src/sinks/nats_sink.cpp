@@ -93,8 +93,14 @@ NatsSink::NatsSink(const Uri& uri, Millis timeout, Millis connect_timeout, size_
         if (h.find(':') == std::string::npos) h += ":4222";
         servers_.push_back("nats://" + h);
     }
-    user_ = uri.user;
-    password_ = uri.password;
+    // nats://TOKEN@host is token authentication, as in the NATS clients' own URLs;
+    // nats://user:password@host is user and password.
+    if (uri.has_password) {
+        user_ = uri.user;
+        password_ = uri.password;
+    } else {
+        token_ = uri.user;
+    }
     stream_ = uri.param("stream");
     subject_prefix_ = uri.param("subject_prefix");
     std::string cs = uri.param("create_stream", "0");
@@ -124,6 +130,7 @@ void NatsSink::open() {
     for (auto& srv : servers_) servers.push_back(srv.c_str());
     if (s == NATS_OK) s = natsOptions_SetServers(impl_->opts, servers.data(), static_cast<int>(servers.size()));
     if (s == NATS_OK && !user_.empty()) s = natsOptions_SetUserInfo(impl_->opts, user_.c_str(), password_.c_str());
+    if (s == NATS_OK && !token_.empty()) s = natsOptions_SetToken(impl_->opts, token_.c_str());
     if (s == NATS_OK) s = natsOptions_SetTimeout(impl_->opts, connect_timeout_.count());
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(impl_->opts, -1);
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(impl_->opts, 250);
