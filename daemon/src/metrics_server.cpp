@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <stdexcept>
@@ -45,6 +46,18 @@ handler_result handle(void* cls, MHD_Connection* c, const char* url, const char*
 
 }  // namespace
 
+bool is_loopback_host(const std::string& host) {
+    if (host == "localhost") return true;
+    in_addr v4{};
+    if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+    in6_addr v6{};
+    if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+        if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+        return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+    }
+    return false;
+}
+
 MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics, std::string relay_name)
     : metrics_(metrics), relay_name_(std::move(relay_name)) {
     auto colon = address.rfind(':');
@@ -52,8 +65,16 @@ MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics,
     int port = std::stoi(address.substr(colon + 1));
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     if (host == "localhost") host = "127.0.0.1";
+    if (!is_loopback_host(host))
+        spdlog::warn("metrics on {}: not a loopback address; /metrics and /healthz answer anyone who can reach it, "
+                     "without authentication (bind 127.0.0.1 or ::1, or firewall the port)", address);
     sockaddr_storage ss{};
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    // MHD_USE_AUTO picks epoll or poll: select() could not watch descriptors above 1023,
+    // and the connection limit below is well past 16. No MHD_USE_ERROR_LOG: it printed a
+    // raw stderr line (into the journal) per client that closed mid-request or found the
+    // limit reached, so slow clients also flooded the log; a failure to listen is reported
+    // below by the relay itself.
+    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
     socklen_t len;
     if (inet_pton(AF_INET, host.c_str(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr) == 1) {
         auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
@@ -71,7 +92,8 @@ MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics,
     }
     (void)len;
     daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &handle, this, MHD_OPTION_SOCK_ADDR, &ss,
-                               MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_TIMEOUT, kMetricsIdleTimeoutS,
+                               MHD_OPTION_CONNECTION_LIMIT, kMetricsConnectionLimit, MHD_OPTION_END);
     if (!daemon_) throw std::runtime_error("--metrics: cannot listen on " + address + " (address in use or not local)");
     const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
     port_ = info ? info->port : port;

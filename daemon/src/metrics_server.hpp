@@ -9,6 +9,17 @@ struct MHD_Daemon;
 
 namespace once::relay {
 
+// Limits of the metrics listener (issue 20, item 12). A client that sends nothing for
+// kMetricsIdleTimeoutS seconds is disconnected, so slow or idle clients cannot hold the
+// server; up to kMetricsConnectionLimit connections are served at once (0.2: 16, which 20
+// idle clients exhausted, leaving /healthz unreachable).
+constexpr unsigned kMetricsIdleTimeoutS = 5;
+constexpr unsigned kMetricsConnectionLimit = 256;
+
+// True for a numeric loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z) or "localhost".
+// The server has no authentication: anything else gets a warning at start.
+bool is_loopback_host(const std::string& host);
+
 class MetricsServer {
 public:
     // Binds host:port (host must be a numeric IPv4/IPv6 address or "localhost"). Throws

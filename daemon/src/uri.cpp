@@ -13,13 +13,47 @@ std::string lower(std::string s) {
     return s;
 }
 
+// Query parameters and conninfo keywords whose value is, or may be, a credential: passwords
+// and tokens of any spelling (access_token, client_secret, api_key, apikey, sslpassword), the
+// signatures of pre-signed URLs (sig, signature, X-Amz-Signature, X-Amz-Credential), OAuth
+// codes and keys. Redacting a harmless parameter by mistake costs a log reader a value;
+// missing a secret leaks it into the journal, so the rule errs wide.
 bool secret_key(const std::string& k) {
     std::string l = lower(k);
-    for (const char* s : {"password", "pass", "token", "secret", "key", "sslpassword", "nkey", "creds", "jwt"})
-        if (l == s || l.find("password") != std::string::npos || l.find("secret") != std::string::npos ||
-            l.find("token") != std::string::npos)
-            return true;
+    for (const char* exact : {"sig", "code", "pwd", "sas", "jwt", "nkey", "seed", "creds", "session"})
+        if (l == exact) return true;
+    for (const char* part : {"pass", "secret", "token", "key", "signature", "credential", "auth"})
+        if (l.find(part) != std::string::npos) return true;
     return false;
+}
+
+// A path segment that looks like a credential: webhook URLs often carry their secret in the
+// path (Slack /services/T../B../<24 characters>, Discord /api/webhooks/<id>/<68 characters>).
+// Long segments that mix letters and digits are replaced; words and numeric ids stay, so the
+// log still says which endpoint is meant.
+bool secret_segment(const std::string& seg) {
+    if (seg.size() >= 40) return true;
+    if (seg.size() < 16) return false;
+    bool letter = false, digit = false;
+    for (unsigned char c : seg) {
+        if (std::isalpha(c)) letter = true;
+        else if (std::isdigit(c)) digit = true;
+    }
+    return letter && digit;
+}
+
+std::string redact_path(const std::string& path) {
+    std::string out;
+    size_t pos = 0;
+    while (pos <= path.size()) {
+        size_t slash = path.find('/', pos);
+        std::string seg = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+        out += secret_segment(seg) ? std::string("***") : seg;
+        if (slash == std::string::npos) break;
+        out += '/';
+        pos = slash + 1;
+    }
+    return out;
 }
 
 int hexval(char c) {
@@ -123,16 +157,27 @@ namespace {
 std::string build(const Uri& u, const std::vector<std::string>& drop, bool redact) {
     std::string out = u.scheme + ":";
     bool authority = !u.hosts.empty() || !u.user.empty() || u.scheme != "stdout";
+    bool postgres = u.scheme == "postgresql" || u.scheme == "postgres";
     if (authority) {
         out += "//";
         if (!u.user.empty() || u.has_password) {
-            out += percent_encode(u.user);
+            // A user without a password is a token for NATS (nats://TOKEN@host) and for many
+            // HTTP APIs (https://KEY@host); for libpq it is the role name, which stays.
+            if (redact && !u.has_password && !postgres) out += "***";
+            else out += percent_encode(u.user);
             if (u.has_password) out += ":" + (redact ? std::string("***") : percent_encode(u.password));
             out += "@";
         }
         out += u.hosts;
     }
-    out += u.path;
+    std::string path = u.path;
+    if (redact) {
+        // A fragment (#...) can carry a token too (OAuth's implicit grant does).
+        auto hash = path.find('#');
+        if (hash != std::string::npos) path = path.substr(0, hash) + "#***";
+        path = redact_path(path);
+    }
+    out += path;
     char sep = '?';
     for (const auto& [k, v] : u.query) {
         if (std::find(drop.begin(), drop.end(), k) != drop.end()) continue;

@@ -22,7 +22,11 @@ struct Uri {
     bool has_param(const std::string& key) const;
     // The URI rebuilt without the named query parameters (for handing on to libpq/libcurl).
     std::string without_params(const std::vector<std::string>& keys) const;
-    // The URI rebuilt with the password and secret-looking parameters replaced by "***".
+    // The URI for a log line: "***" in place of the password, of a user that stands alone
+    // (a token, except for postgresql:// where it is the role), of secret-looking query
+    // parameters (api_key, sig, token, code, secret, password, access_token, key,
+    // signature, ...), of token-like path segments and of the fragment. Every URI the relay
+    // prints (logs, errors, --check-config) goes through here or redact_conninfo.
     std::string redacted() const;
 };
 

@@ -87,11 +87,23 @@ for f in "${expected[@]}"; do
 done
 dpkg-query -W -f='${Conffiles}\n' once-relay | grep -q ' /etc/once-relay/relay.conf ' ||
     fail "/etc/once-relay/relay.conf is not a conffile"
+# relay.conf holds sink credentials (issue 20, item 15): root may write it, the relay's group
+# may read it, nobody else may read it (0.2 installed it 0644).
+conf_mode() { stat -c '%a %U:%G' /etc/once-relay/relay.conf; }
+[ "$(conf_mode)" = "640 root:$RELAY_USER" ] || fail "relay.conf is $(conf_mode), want 640 root:$RELAY_USER"
 for p in "${PACKAGES[@]}"; do dpkg -L "$p" >>"$T/files.list"; done
 uid=$(getent passwd "$RELAY_USER" | cut -d: -f3) || fail "postinst did not create user $RELAY_USER"
 [ "$uid" -lt 1000 ] || fail "user $RELAY_USER is not a system user (uid $uid)"
 getent group "$RELAY_USER" >/dev/null || fail "postinst did not create group $RELAY_USER"
 /usr/bin/once-relay --version | grep -qx "once-relay .*" || fail "once-relay --version"
+
+say "reinstall: relay.conf keeps 640 root:$RELAY_USER"
+# An upgrade unpacks the conffile again (with the package's own owner and mode) and runs the
+# postinst; installing the same version again does the same.
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall --no-install-recommends \
+    -o DPkg::Lock::Timeout=300 "${debs[0]}" >"$T/reinstall.log" 2>&1 ||
+    { cat "$T/reinstall.log" >&2; fail "apt-get install --reinstall"; }
+[ "$(conf_mode)" = "640 root:$RELAY_USER" ] || fail "after reinstall relay.conf is $(conf_mode)"
 
 say "cluster of the system's PostgreSQL $PG_VERSION with shared_preload_libraries=pg_once"
 once_cluster_start fsync=off shared_preload_libraries=pg_once

@@ -2,6 +2,7 @@
 
 #include "core/backoff.hpp"
 #include "sinks/http_status.hpp"
+#include "sinks/producer_headers.hpp"
 #include "uri.hpp"
 
 #include <curl/curl.h>
@@ -125,14 +126,9 @@ void HttpSink::submit(uint64_t token, const Message& m) {
     req->id = m.id;
     req->body = m.payload;
     req->started = Clock::now();
-    std::vector<std::string> skipped;
-    std::vector<std::pair<std::string, std::string>> extra;
-    try {
-        extra = message_headers(m.headers, &skipped);
-    } catch (const std::exception& ex) {
-        spdlog::warn("message {}: {} (sent without them)", m.id, ex.what());
-    }
-    for (const auto& name : skipped) spdlog::warn("message {}: header \"{}\" is not a valid HTTP header, not sent", m.id, name);
+    // Only headers the shared rule allows: a producer must not set Host, Content-Length,
+    // Idempotency-Key, X-Once-* or any other transport or relay header (issue 20, item 1).
+    std::vector<std::pair<std::string, std::string>> extra = producer_headers(m);
     auto add = [&](const std::string& line) { req->headers = curl_slist_append(req->headers, line.c_str()); };
     add("Content-Type: application/json");
     add("Idempotency-Key: " + m.id);

@@ -1,6 +1,7 @@
 #include "sinks/nats_sink.hpp"
 
 #include "sinks/http_status.hpp"
+#include "sinks/producer_headers.hpp"
 #include "uri.hpp"
 
 #include <nats/nats.h>
@@ -92,8 +93,14 @@ NatsSink::NatsSink(const Uri& uri, Millis timeout, Millis connect_timeout, size_
         if (h.find(':') == std::string::npos) h += ":4222";
         servers_.push_back("nats://" + h);
     }
-    user_ = uri.user;
-    password_ = uri.password;
+    // nats://TOKEN@host is token authentication, as in the NATS clients' own URLs;
+    // nats://user:password@host is user and password.
+    if (uri.has_password) {
+        user_ = uri.user;
+        password_ = uri.password;
+    } else {
+        token_ = uri.user;
+    }
     stream_ = uri.param("stream");
     subject_prefix_ = uri.param("subject_prefix");
     std::string cs = uri.param("create_stream", "0");
@@ -123,6 +130,7 @@ void NatsSink::open() {
     for (auto& srv : servers_) servers.push_back(srv.c_str());
     if (s == NATS_OK) s = natsOptions_SetServers(impl_->opts, servers.data(), static_cast<int>(servers.size()));
     if (s == NATS_OK && !user_.empty()) s = natsOptions_SetUserInfo(impl_->opts, user_.c_str(), password_.c_str());
+    if (s == NATS_OK && !token_.empty()) s = natsOptions_SetToken(impl_->opts, token_.c_str());
     if (s == NATS_OK) s = natsOptions_SetTimeout(impl_->opts, connect_timeout_.count());
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(impl_->opts, -1);
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(impl_->opts, 250);
@@ -207,14 +215,10 @@ void NatsSink::submit(uint64_t token, const Message& m) {
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Once-Topic", m.topic.c_str());
     if (s == NATS_OK && m.has_key) s = natsMsgHeader_Set(msg, "Once-Key", m.key.c_str());
-    if (s == NATS_OK) {
-        try {
-            for (const auto& [k, v] : message_headers(m.headers))
-                if (k != "Nats-Msg-Id") natsMsgHeader_Add(msg, k.c_str(), v.c_str());
-        } catch (const std::exception& e) {
-            spdlog::warn("message {}: {} (sent without them)", m.id, e.what());
-        }
-    }
+    // The shared rule refuses every Nats-* name (Nats-Msg-Id would replace the dedupe id,
+    // Nats-Expected-* fail the publish, Nats-Rollup purge the subject) and the relay's Once-*.
+    if (s == NATS_OK)
+        for (const auto& [k, v] : producer_headers(m)) natsMsgHeader_Add(msg, k.c_str(), v.c_str());
     if (s != NATS_OK) { natsMsg_Destroy(msg); fail("nats sink: cannot build message: " + last_error(s)); return; }
     jsPubOptions po;
     jsPubOptions_Init(&po);

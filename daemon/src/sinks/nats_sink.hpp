@@ -42,6 +42,7 @@ private:
     std::string description_;
     std::vector<std::string> servers_;
     std::string user_, password_;
+    std::string token_;      // nats://TOKEN@host: token authentication (a user without a password)
     std::string stream_;
     std::string subject_prefix_;
     bool create_stream_ = false;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """HTTP receiver for the once-relay integration tests (loopback only).
 
-Every POST is appended to --log as one JSON line: {"id", "topic", "key", "status", "t"}
-(t = receive time, unix seconds). Behaviour for testing retries:
+Every POST is appended to --log as one JSON line: {"id", "topic", "key", "status", "t", ...}
+(t = receive time, unix seconds; "headers" = every header line as [name, value] in order,
+duplicates included; "peer" = the client's port, the same for requests on one kept-alive
+connection; "body" = the body as received, when it is not JSON). Behaviour for testing retries:
   --fail-first N      answer the first N requests of each Idempotency-Key with --fail-status
   --fail-status S     status for those (default 503)
   --retry-after V     Retry-After header sent with failures
@@ -58,7 +60,9 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             log.write(json.dumps({"id": mid, "topic": topic, "key": self.headers.get("X-Once-Key"),
                                   "status": status, "t": time.time(), "payload": payload,
-                                  "ct": self.headers.get("Content-Type"), "trace": self.headers.get("traceparent")}) + "\n")
+                                  "ct": self.headers.get("Content-Type"), "trace": self.headers.get("traceparent"),
+                                  "headers": [[k, v] for k, v in self.headers.items()], "peer": self.client_address[1],
+                                  "body": None if payload is not None else body.decode(errors="replace")}) + "\n")
         self.send_response(status)
         for h, v in extra.items():
             self.send_header(h, v)

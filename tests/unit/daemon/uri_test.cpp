@@ -58,3 +58,43 @@ TEST(Uri, PercentCoding) {
     EXPECT_EQ(percent_decode("100%"), "100%");
     EXPECT_EQ(percent_encode("a b/c"), "a%20b%2Fc");
 }
+
+// Issue 20, item 11: every form of secret a sink URI can carry, each redacted.
+TEST(Uri, RedactsNatsTokenAndUserPassword) {
+    EXPECT_EQ(redact_uri("nats://s3cr3tT0ken@127.0.0.1:4222?stream=S"), "nats://***@127.0.0.1:4222?stream=S");
+    EXPECT_EQ(redact_uri("nats://alice:pa55@a:4222,b:4222?stream=S"), "nats://alice:***@a:4222,b:4222?stream=S");
+    EXPECT_EQ(redact_uri("https://apikey123@hooks.example.com/in"), "https://***@hooks.example.com/in");
+    EXPECT_EQ(redact_uri("https://user:pw@hooks.example.com/in"), "https://user:***@hooks.example.com/in");
+    // A libpq user without a password is the role name, not a secret.
+    EXPECT_EQ(redact_uri("postgresql://relay@db/shop"), "postgresql://relay@db/shop");
+}
+
+TEST(Uri, RedactsSecretQueryParameters) {
+    for (const char* name : {"api_key", "apikey", "API-KEY", "sig", "token", "code", "secret", "password", "access_token",
+                             "key", "signature", "X-Amz-Signature", "X-Amz-Credential", "client_secret", "auth",
+                             "sslpassword", "refresh_token"}) {
+        std::string uri = std::string("https://h/p?") + name + "=TOPSECRET&x=1";
+        std::string r = redact_uri(uri);
+        EXPECT_EQ(r.find("TOPSECRET"), std::string::npos) << r;
+        EXPECT_NE(r.find("x=1"), std::string::npos) << r;   // harmless parameters stay readable
+    }
+    EXPECT_EQ(redact_uri("nats://h:4222?stream=ORDERS&subject_prefix=once.&create_stream=1"),
+              "nats://h:4222?stream=ORDERS&subject_prefix=once.&create_stream=1");
+}
+
+TEST(Uri, RedactsSecretPathSegmentsAndFragments) {
+    EXPECT_EQ(redact_uri("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1"),
+              "https://hooks.slack.com/services/T00000000/B00000000/***");
+    std::string discord = "https://discord.com/api/webhooks/123456789012345678/"
+                          "abcDEFghiJKLmnoPQRstuVWXyz0123456789abcDEFghiJKLmnoPQRstuVWXyz01234567";
+    EXPECT_EQ(redact_uri(discord), "https://discord.com/api/webhooks/123456789012345678/***");
+    EXPECT_EQ(redact_uri("https://h/in/orders/v2"), "https://h/in/orders/v2");   // ordinary words stay
+    std::string r = redact_uri("https://h/cb#access_token=TOPSECRET");
+    EXPECT_EQ(r.find("TOPSECRET"), std::string::npos) << r;
+}
+
+TEST(Uri, RedactsSecretConninfoKeywords) {
+    std::string r = redact_conninfo("host=a sslpassword=TOPSECRET dbname=x");
+    EXPECT_EQ(r.find("TOPSECRET"), std::string::npos) << r;
+    EXPECT_EQ(redact_conninfo("postgresql://u@h/db?password=TOPSECRET"), "postgresql://u@h/db?password=***");
+}
