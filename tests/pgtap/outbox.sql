@@ -2,7 +2,7 @@
 -- redrive, statistics, history, privileges and bad input.
 -- Time-dependent rules are tested by moving stored times back, never by waiting.
 BEGIN;
-SELECT plan(105);
+SELECT plan(113);
 
 -- A message becomes due now (as if its delay or lease had passed).
 CREATE FUNCTION pg_temp.make_due(message uuid) RETURNS void LANGUAGE sql AS $$
@@ -234,6 +234,21 @@ SELECT throws_ok($$SELECT once.send('t', jsonb_build_object('x', repeat('y', 200
 RESET once.max_payload_bytes;
 SELECT throws_ok($$SELECT once.send('t', '{}', headers => '[1]')$$, 'ON204', NULL, 'headers that are an array');
 SELECT throws_ok($$SELECT once.send('t', '{}', headers => '"x"')$$, 'ON204', NULL, 'headers that are a scalar');
+-- Headers the relay would put on the wire as its own or the transport's (issue 20, finding 1).
+SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"Host": "internal-admin.local"}')$$, 'ON214',
+    'header "Host" may not be sent with a message', 'a Host header is refused (ON214)');
+SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"content-length": "2"}')$$, 'ON214', NULL,
+    'Content-Length is refused whatever its case');
+SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"Idempotency-Key": "k"}')$$, 'ON214', NULL,
+    'a second Idempotency-Key is refused');
+SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"X-Once-Topic": "billing.refund"}')$$, 'ON214', NULL,
+    'the relay''s own X-Once-* headers are refused');
+SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"Nats-Expected-Last-Sequence": "1"}')$$, 'ON214', NULL,
+    'NATS headers are refused');
+SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"x-note": "a\r\nHost: evil"}')$$, 'ON214', NULL,
+    'a value with CR/LF is refused');
+SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"bad name": "x"}')$$, 'ON214', NULL,
+    'a name that is not an HTTP token is refused');
 SELECT throws_ok($$SELECT once.send('t', '{}', '')$$, 'ON205', NULL, 'empty key');
 SELECT throws_ok($$SELECT once.send('t', '{}', deliver_at => 'infinity')$$, 'ON209', NULL, 'infinite deliver_at');
 SELECT throws_ok($$SELECT once.send_many('t', ARRAY['{}', NULL]::jsonb[])$$, 'ON203', NULL, 'send_many: NULL element');
@@ -253,6 +268,8 @@ SELECT throws_ok($$SELECT once.topic_policy('t', max_attempts => 0)$$, 'ON210', 
 SELECT throws_ok($$SELECT once.topic_policy('t', backoff_base => '1 hour', backoff_max => '1 minute')$$, 'ON210',
     NULL, 'backoff_max below backoff_base');
 SELECT is((SELECT count(*) FROM once.outbox), 0::bigint, 'bad input wrote nothing');
+SELECT lives_ok($$SELECT once.send('t.headers', '{}', headers => '{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "x-tenant": 7}')$$,
+    'traceparent and the application''s own headers pass');
 
 -- ------------------------------------------------------------------ privileges
 CREATE ROLE outbox_test_app LOGIN;

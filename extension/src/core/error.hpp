@@ -26,6 +26,7 @@ enum class ErrorCode {
     message_id_conflict,   // an explicit message_id already used for a different message (409)
     message_not_found,     // nack of a message id that is not in the outbox (404)
     claim_unsettled,       // commit with claim_locked messages neither acked nor given back (500)
+    reserved_header,       // a message header the relay may not send (transport/relay name, bad value) (400)
     invalid_relay,         // relay name NULL, empty, too long or with control characters (400)
     invalid_interval,      // lease / retry_after NULL or out of range, deliver_at infinite (400)
     invalid_policy,        // topic policy values out of range (400)

@@ -2,6 +2,7 @@
 #include "outbox_args.hpp"
 
 #include "../core/outbox_policy.hpp"
+#include "../core/message_headers.hpp"
 #include "../core/topic.hpp"
 #include "text_args.hpp"
 
@@ -137,6 +138,23 @@ Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
                     JB_ROOT_IS_ARRAY(headers) && !JB_ROOT_IS_SCALAR(headers) ? "headers was an array."
                                                                             : "headers was a scalar.",
                     "Pass an object such as '{\"traceparent\": \"00-...\"}' or NULL.");
+    // The relay copies headers onto the HTTP request and the NATS message: refuse here what
+    // it would drop there (core/message_headers.hpp), so that the producer learns it at once.
+    std::vector<std::pair<std::string, std::string>> pairs;
+    const Json parsed = Json::parse(jsonb_text(PointerGetDatum(headers)));
+    for (const Json::Member& m : parsed.members())
+        pairs.emplace_back(m.first, m.second.is_string() ? m.second.as_string() : m.second.dump());
+    HeaderSelection selection = select_headers(pairs);
+    if (!selection.refused.empty()) {
+        const RefusedHeader& r = selection.refused.front();
+        std::string shown = r.name.substr(0, 64);
+        for (char& c : shown)
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        throw Error(ErrorCode::reserved_header, "header \"" + shown + "\" may not be sent with a message",
+                    r.reason + ".",
+                    "Transport and relay headers (Host, Content-Length, Idempotency-Key, X-Once-*, Nats-*, "
+                    "webhook-*, ...) are set by the relay; name your own header differently (docs/security.md).");
+    }
     return headers;
 }
 
