@@ -14,3 +14,30 @@ UPDATE once.keys
    SET expires_at = pg_catalog.now() OPERATOR(pg_catalog.+) interval '24 hours'
  WHERE owner IS NULL
    AND expires_at OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.+) interval '24 hours');
+
+-- ---------------------------------------------------------------------------------------
+-- Sagas are visible to the role that started them (issue 20, finding 9): once_producer could
+-- read every saga's data, step outputs included.
+ALTER TABLE once.saga_instances ADD COLUMN started_by oid;
+
+-- A saga's data holds step outputs (payment tokens, addresses): a role sees the sagas that
+-- it, or a role whose privileges it has, started; once_admin sees all (issue 20, finding 9).
+-- Sagas started before 0.3 have no starter and are shown to once_admin only. The views are
+-- security barriers, so a caller's leaky function in a WHERE clause never sees other rows
+-- (current_user in a view is the querying role).
+CREATE OR REPLACE VIEW once.sagas WITH (security_barrier) AS
+SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
+       s.last_error, s.created_at, s.updated_at, s.finished_at
+  FROM once.saga_instances s
+ WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+    OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error (the caller''s own, or all for once_admin)';
+
+CREATE OR REPLACE VIEW once.saga_history WITH (security_barrier) AS
+SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id
+  FROM once.saga_transitions t
+ WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+    OR EXISTS (SELECT FROM once.saga_instances s
+                WHERE s.saga_id = t.saga_id AND s.started_by IS NOT NULL
+                  AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';

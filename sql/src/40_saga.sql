@@ -28,6 +28,7 @@ CREATE TABLE once.saga_instances (
     created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
     updated_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
     finished_at timestamptz,
+    started_by  oid,                    -- the role that called saga_start (NULL: started before 0.3)
     CONSTRAINT saga_instances_definition_fk FOREIGN KEY (name, version) REFERENCES once.saga_definitions,
     CONSTRAINT saga_instances_deadline_check CHECK
         ((status IN ('running', 'compensating')) = (deadline IS NOT NULL)),
@@ -168,16 +169,27 @@ CREATE FUNCTION once.saga_tick() RETURNS integer
     AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 
-CREATE VIEW once.sagas AS
+-- A saga's data holds step outputs (payment tokens, addresses): a role sees the sagas that
+-- it, or a role whose privileges it has, started; once_admin sees all (issue 20, finding 9).
+-- Sagas started before 0.3 have no starter and are shown to once_admin only. The views are
+-- security barriers, so a caller's leaky function in a WHERE clause never sees other rows
+-- (current_user in a view is the querying role).
+CREATE VIEW once.sagas WITH (security_barrier) AS
 SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
        s.last_error, s.created_at, s.updated_at, s.finished_at
-  FROM once.saga_instances s;
-COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error';
+  FROM once.saga_instances s
+ WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+    OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error (the caller''s own, or all for once_admin)';
 
-CREATE VIEW once.saga_history AS
+CREATE VIEW once.saga_history WITH (security_barrier) AS
 SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id
-  FROM once.saga_transitions t;
-COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id';
+  FROM once.saga_transitions t
+ WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+    OR EXISTS (SELECT FROM once.saga_instances s
+                WHERE s.saga_id = t.saga_id AND s.started_by IS NOT NULL
+                  AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
 
 CREATE FUNCTION once.saga_diagram(name text) RETURNS text
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp

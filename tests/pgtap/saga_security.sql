@@ -3,7 +3,7 @@
 -- saga_tick. Both failed on 0.1: _saga_apply was granted to once_relay, and saga_tick was
 -- PL/pgSQL with unqualified operators and no pinned search_path.
 BEGIN;
-SELECT plan(14);
+SELECT plan(21);
 
 CREATE SCHEMA cafe;
 CREATE TABLE cafe.notified (saga_id text PRIMARY KEY);
@@ -91,5 +91,37 @@ RESET ROLE;
 SELECT is(pg_temp.status('hostile'), 'completed', 'the local step ran under the hostile search_path: completed');
 SELECT is(pg_temp.attempts('hostile-timeout'), 2, 'the timed-out saga was resent under the hostile search_path');
 
+-- ------------------------------------ issue 20, finding 9: a producer sees only its own sagas
+CREATE ROLE saga_alice LOGIN IN ROLE once_producer;
+CREATE ROLE saga_bob LOGIN IN ROLE once_producer;
+CREATE ROLE saga_alice_ops LOGIN IN ROLE saga_alice;   -- has alice's privileges
+CREATE ROLE saga_admin LOGIN IN ROLE once_admin;
+SET ROLE saga_alice;
+SELECT once.saga_start('order', 'alice-1', '{"card_token": "tok_alice"}');
+SET ROLE saga_bob;
+SELECT is((SELECT count(*) FROM once.sagas WHERE saga_id = 'alice-1'), 0::bigint,
+    'another producer does not see the saga in once.sagas');
+SELECT is((SELECT count(*) FROM once.saga_history WHERE saga_id = 'alice-1'), 0::bigint,
+    '... nor its history');
+SELECT is((SELECT count(*) FROM once.sagas WHERE data::text LIKE '%tok_alice%'), 0::bigint,
+    '... nor its data through a filter on the data');
+SET ROLE saga_alice;
+SELECT is((SELECT data->>'card_token' FROM once.sagas WHERE saga_id = 'alice-1'), 'tok_alice',
+    'the producer that started it sees it');
+SET ROLE saga_alice_ops;
+SELECT is((SELECT count(*) FROM once.saga_history WHERE saga_id = 'alice-1') > 0, true,
+    'a role with the starter''s privileges sees its history');
+SET ROLE saga_admin;
+SELECT is((SELECT count(*) FROM once.sagas WHERE saga_id IN ('alice-1', 'victim')), 2::bigint,
+    'once_admin sees every saga');
+RESET ROLE;
+CREATE ROLE saga_gone LOGIN IN ROLE once_producer;
+SET ROLE saga_gone;
+SELECT once.saga_start('order', 'gone-1', '{}');
+RESET ROLE;
+DROP ROLE saga_gone;
+SET ROLE saga_bob;
+SELECT lives_ok($$SELECT count(*) FROM once.sagas$$, 'a saga whose starter role was dropped does not break the view');
+RESET ROLE;
 SELECT * FROM finish();
 ROLLBACK;

@@ -45,11 +45,11 @@ SavedPlan latest_definition_plan(
 
 SavedPlan insert_plan(
     "INSERT INTO once.saga_instances AS s (saga_id, name, version, input, data, machine, status, step,"
-    "                                      attempts, deadline)"
-    " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9)"
+    "                                      attempts, deadline, started_by)"
+    " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10)"
     " ON CONFLICT ON CONSTRAINT saga_instances_pkey DO NOTHING"
     " RETURNING s.data",
-    {TEXTOID, TEXTOID, INT4OID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID});
+    {TEXTOID, TEXTOID, INT4OID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, OIDOID});
 
 SavedPlan existing_plan(
     "SELECT s.name OPERATOR(pg_catalog.=) $2 AND s.input OPERATOR(pg_catalog.=) $3,"
@@ -259,6 +259,8 @@ void start(text* name, text* saga_id, Datum input) {
     event.type = saga::Event::Type::start;
     stamp(&event);
 
+    // The role that starts the saga sees it in once.sagas (before the switch to the owner).
+    const Oid started_by = GetUserId();
     SpiSession spi;
     AsExtensionOwner owner;
     Datum n1[1] = {PointerGetDatum(name)};
@@ -274,11 +276,12 @@ void start(text* name, text* saga_id, Datum input) {
     const saga::Definition& d = *definition;
     saga::Decision dec = saga::decide(d, saga::State{}, event);
 
-    Datum v[9] = {PointerGetDatum(saga_id), PointerGetDatum(name), version, input,
-                  jsonb_datum(saga::to_json(dec.state, d)), text_datum(saga::status_name(dec.state.status)),
-                  text_datum(d.steps[dec.state.cursor].name), Int32GetDatum(dec.state.attempts),
-                  TimestampTzGetDatum(timestamp_from_unix_ms(dec.state.deadline_ms))};
-    char nulls[10] = "         ";
+    Datum v[10] = {PointerGetDatum(saga_id), PointerGetDatum(name), version, input,
+                   jsonb_datum(saga::to_json(dec.state, d)), text_datum(saga::status_name(dec.state.status)),
+                   text_datum(d.steps[dec.state.cursor].name), Int32GetDatum(dec.state.attempts),
+                   TimestampTzGetDatum(timestamp_from_unix_ms(dec.state.deadline_ms)),
+                   ObjectIdGetDatum(started_by)};
+    char nulls[11] = "          ";
     nulls[8] = dec.state.deadline_ms ? ' ' : 'n';
     if (insert_plan.execute(v, nulls) == 1) {
         Datum data;
