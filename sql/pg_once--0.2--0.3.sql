@@ -41,3 +41,13 @@ SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t
                 WHERE s.saga_id = t.saga_id AND s.started_by IS NOT NULL
                   AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
 COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
+
+-- ---------------------------------------------------------------------------------------
+-- The relays' maintenance lock in pg_once's own lock space (issue 20, finding 13): 0.2's
+-- relays used pg_try_advisory_lock, which any role could take first.
+CREATE FUNCTION once.relay_maintenance_lock() RETURNS boolean
+AS 'MODULE_PATHNAME', 'once_relay_maintenance_lock' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.relay_maintenance_lock() IS
+    'Take the relays'' maintenance lock for this session if it is free; true when this session holds it';
+REVOKE ALL ON FUNCTION once.relay_maintenance_lock() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.relay_maintenance_lock() TO once_relay, once_admin;

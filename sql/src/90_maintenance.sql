@@ -23,3 +23,13 @@ COMMENT ON FUNCTION once.purge(integer) IS
 
 REVOKE ALL ON FUNCTION once.purge(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.purge(integer) TO once_relay, once_admin;
+
+-- One relay at a time runs the timers (saga_tick, purge): the one whose session holds this
+-- lock. It is pg_once's own lock tag, which SQL's advisory lock functions cannot take or wait
+-- for (docs/security.md, "Locks"), and it is held until the session ends.
+CREATE FUNCTION once.relay_maintenance_lock() RETURNS boolean
+AS 'MODULE_PATHNAME', 'once_relay_maintenance_lock' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.relay_maintenance_lock() IS
+    'Take the relays'' maintenance lock for this session if it is free; true when this session holds it';
+REVOKE ALL ON FUNCTION once.relay_maintenance_lock() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.relay_maintenance_lock() TO once_relay, once_admin;

@@ -13,5 +13,7 @@ constexpr const char* kOutboxWakeChannel = "once_outbox";
 constexpr std::int32_t kIdempotencyLockClass = 0x6f6e6365;
 // Outbox ordering keys, taken in a producer's pre-commit step: "obox" in ASCII (1868722040).
 constexpr std::int32_t kOutboxKeyLockClass = 0x6f626f78;
+// The relays' maintenance lock (one relay at a time runs saga_tick and purge): "mnt." (1835955246).
+constexpr std::int32_t kMaintenanceLockClass = 0x6d6e742e;
 
 }  // namespace once

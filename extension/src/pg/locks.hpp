@@ -21,10 +21,15 @@ enum class LockClass : uint32 {
     // (values defined once in core/names.hpp)
     idempotency_key = static_cast<uint32>(kIdempotencyLockClass),  // once.run / once.key_* on hash(scope, key)
     outbox_key = static_cast<uint32>(kOutboxKeyLockClass),  // outbox per-key order (pre-commit step)
+    maintenance = static_cast<uint32>(kMaintenanceLockClass),  // the relays' timers (hash 0)
 };
 
 // Exclusive, held to the end of the transaction (like pg_advisory_xact_lock). May ereport:
 // call it from C++ frames through pg_call or let the helper do so (it does).
 void lock_transaction(LockClass lock_class, uint32 hash);
+
+// Held by this session until it ends, if no other session holds it: true when this session
+// holds it (also when it already did). Never waits.
+bool try_lock_session(LockClass lock_class, uint32 hash);
 
 }  // namespace once::pg
