@@ -51,3 +51,326 @@ COMMENT ON FUNCTION once.relay_maintenance_lock() IS
     'Take the relays'' maintenance lock for this session if it is free; true when this session holds it';
 REVOKE ALL ON FUNCTION once.relay_maintenance_lock() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.relay_maintenance_lock() TO once_relay, once_admin;
+
+-- ---------------------------------------------------------------------------------------
+-- once-console (issue 22): its roles, the audit table of its actions, the indexes its pages
+-- page through and its read/action functions (sql/src/60_console.sql, verbatim below).
+DO $roles$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['once_console_viewer', 'once_console_admin'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END
+$roles$;
+GRANT USAGE ON SCHEMA once TO once_console_viewer, once_console_admin;
+GRANT once_console_viewer TO once_console_admin;
+
+-- Who did what, when, to which ids. Written only by the console_* action functions.
+CREATE TABLE once.console_actions (
+    id         bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at         timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    actor      text        NOT NULL,   -- the console user (a name from its credentials file)
+    db_role    name        NOT NULL,   -- the database login that ran it (session_user)
+    action     text        NOT NULL CHECK (action IN ('redrive', 'discard', 'saga_retry', 'saga_abort')),
+    ids        text[]      NOT NULL,
+    affected   integer     NOT NULL,   -- dead letters changed; 1 for a saga action
+    result     text                    -- a saga's new status, an abort's reason
+);
+COMMENT ON TABLE once.console_actions IS 'Audit log of once-console: every action, with who, when and which ids';
+REVOKE ALL ON TABLE once.console_actions FROM PUBLIC;
+GRANT SELECT ON TABLE once.console_actions TO once_admin;
+
+-- Dead letters in the order the console lists them (newest first, keyset paging); only dead
+-- rows are in it, so claims and acks never touch it.
+CREATE INDEX outbox_dead ON once.outbox (dead_at, id) WHERE dead_at IS NOT NULL;
+-- Sagas listed newest first, all or by status.
+CREATE INDEX saga_instances_created ON once.saga_instances (created_at, saga_id);
+CREATE INDEX saga_instances_status ON once.saga_instances (status, created_at, saga_id);
+
+-- ----------------------------------------------------------------------------- reads
+
+-- Per topic (at most 200 topics, found by skipping through the topic index): the first `cap`
+-- pending messages in claim order split into ready / delayed / in flight, then blocked (waiting
+-- behind their key's head) and dead, each counted up to `cap`. capped = a count reached cap.
+CREATE FUNCTION once.console_topics(cap integer DEFAULT 10000)
+RETURNS TABLE (topic text, ready bigint, delayed bigint, in_flight bigint, blocked bigint, dead bigint,
+               oldest_ready timestamptz, capped boolean)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH RECURSIVE t(topic) AS (
+        (SELECT o.topic FROM once.outbox o ORDER BY o.topic LIMIT 1)
+        UNION ALL
+        SELECT (SELECT o.topic FROM once.outbox o WHERE o.topic > t.topic ORDER BY o.topic LIMIT 1)
+          FROM t WHERE t.topic IS NOT NULL
+    )
+    SELECT t.topic, p.ready, p.delayed, p.in_flight, b.n, d.n, p.oldest_ready,
+           (p.total >= cap OR b.n >= cap OR d.n >= cap)
+      FROM (SELECT t.topic FROM t WHERE t.topic IS NOT NULL LIMIT 200) t
+     CROSS JOIN LATERAL (
+            SELECT count(*) FILTER (WHERE s.visible_at <= now()) AS ready,
+                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NULL) AS delayed,
+                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NOT NULL) AS in_flight,
+                   count(*) AS total,
+                   min(s.created_at) FILTER (WHERE s.visible_at <= now()) AS oldest_ready
+              FROM (SELECT o.visible_at, o.relay, o.created_at FROM once.outbox o
+                     WHERE o.topic = t.topic
+                       AND COALESCE(o.pos, o.id) > '00000000-0000-0000-0000-000000000000'::uuid
+                       AND COALESCE(o.pos, o.id) < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
+                     ORDER BY COALESCE(o.pos, o.id) LIMIT cap) s) p
+     CROSS JOIN LATERAL (
+            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
+                     WHERE o.topic = t.topic
+                       AND COALESCE(o.pos, o.id) = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid LIMIT cap) x) b
+     CROSS JOIN LATERAL (
+            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
+                     WHERE o.topic = t.topic
+                       AND COALESCE(o.pos, o.id) = '00000000-0000-0000-0000-000000000000'::uuid LIMIT cap) x) d
+     ORDER BY t.topic
+$$;
+COMMENT ON FUNCTION once.console_topics(integer) IS
+    'once-console overview: per topic ready, delayed, in flight, blocked, dead (each counted up to cap) and the oldest ready message';
+
+-- Dead letters, newest first; filters are optional (NULL); page after (before_dead, before_id).
+CREATE FUNCTION once.console_dead_letters(
+    p_topic text, p_key text, p_error text,
+    before_dead timestamptz DEFAULT NULL, before_id uuid DEFAULT NULL, max_rows integer DEFAULT 50)
+RETURNS TABLE (id uuid, topic text, key text, attempt integer, last_error text,
+               created_at timestamptz, dead_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT o.id, o.topic, o.key, o.attempt, left(o.last_error, 300), o.created_at, o.dead_at
+      FROM once.outbox o
+     WHERE o.dead_at IS NOT NULL
+       AND (before_dead IS NULL OR (o.dead_at, o.id) < (before_dead, before_id))
+       AND (p_topic IS NULL OR o.topic = p_topic)
+       AND (p_key IS NULL OR o.key = p_key)
+       AND (p_error IS NULL OR strpos(lower(o.last_error), lower(p_error)) > 0)
+     ORDER BY o.dead_at DESC, o.id DESC
+     LIMIT least(greatest(max_rows, 1), 500)
+$$;
+COMMENT ON FUNCTION once.console_dead_letters(text, text, text, timestamptz, uuid, integer) IS
+    'once-console: a page of dead letters, newest first, filtered by topic, key and error text';
+
+-- One outbox message (dead or not) with how many messages of its key wait behind it (up to 10000).
+CREATE FUNCTION once.console_message(p_id uuid)
+RETURNS TABLE (id uuid, topic text, key text, payload jsonb, headers jsonb, attempt integer,
+               last_error text, created_at timestamptz, visible_at timestamptz, dead_at timestamptz,
+               relay text, waiting bigint, is_head boolean)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.last_error, o.created_at,
+           o.visible_at, o.dead_at, o.relay,
+           CASE WHEN o.key IS NOT NULL THEN
+               (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
+                                       WHERE w.key = o.key AND w.key_seq > o.key_seq LIMIT 10000) x) END,
+           o.key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = o.key AND e.key_seq < o.key_seq)
+      FROM once.outbox o
+     WHERE o.id = p_id
+$$;
+COMMENT ON FUNCTION once.console_message(uuid) IS 'once-console: one outbox message with payload, headers and its key''s queue';
+
+-- Keys held back by their head: a dead head (newest first), then a delayed head (deliver_at
+-- in the future, never delivered) with messages behind it. waiting is counted up to 10000.
+CREATE FUNCTION once.console_blocked_keys(max_rows integer DEFAULT 100)
+RETURNS TABLE (key text, topic text, reason text, head_id uuid, head_error text, dead_at timestamptz,
+               held_until timestamptz, waiting bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    (SELECT h.key, h.topic, 'dead', h.id, left(h.last_error, 300), h.dead_at, NULL::timestamptz,
+            (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
+                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 10000) x)
+       FROM once.outbox h
+      WHERE h.dead_at IS NOT NULL AND h.key IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_seq < h.key_seq)
+      ORDER BY h.dead_at DESC, h.id DESC
+      LIMIT least(greatest(max_rows, 1), 500))
+    UNION ALL
+    (SELECT h.key, h.topic, 'delayed', h.id, NULL, NULL, h.visible_at,
+            (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
+                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 10000) x)
+       FROM once.outbox h
+      WHERE h.pos > (SELECT once._outbox_position(now()))
+        AND h.pos < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
+        AND h.key IS NOT NULL AND h.attempt = 0 AND h.dead_at IS NULL AND h.visible_at > now()
+        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_seq < h.key_seq)
+        AND EXISTS (SELECT 1 FROM once.outbox w WHERE w.key = h.key AND w.key_seq > h.key_seq)
+      ORDER BY h.pos
+      LIMIT least(greatest(max_rows, 1), 500))
+$$;
+COMMENT ON FUNCTION once.console_blocked_keys(integer) IS
+    'once-console: ordering keys held back by a dead or delayed head, with how many messages wait behind it';
+
+-- Sagas, newest first, optionally of one definition and status; page after (before_created, before_id).
+CREATE FUNCTION once.console_sagas(
+    p_name text, p_status text, before_created timestamptz DEFAULT NULL, before_id text DEFAULT NULL,
+    max_rows integer DEFAULT 50)
+RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
+               last_error text, created_at timestamptz, updated_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
+           s.created_at, s.updated_at
+      FROM once.saga_instances s
+     WHERE (p_status IS NULL OR s.status = p_status)
+       AND (p_name IS NULL OR s.name = p_name)
+       AND (before_created IS NULL OR (s.created_at, s.saga_id) < (before_created, before_id))
+     ORDER BY s.created_at DESC, s.saga_id DESC
+     LIMIT least(greatest(max_rows, 1), 500)
+$$;
+COMMENT ON FUNCTION once.console_sagas(text, text, timestamptz, text, integer) IS
+    'once-console: a page of sagas, newest first, by definition and status';
+
+-- Sagas per definition and status, each counted up to cap (index-only on saga_instances_status).
+CREATE FUNCTION once.console_saga_counts(cap integer DEFAULT 10000)
+RETURNS TABLE (name text, status text, n bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT d.name, st.status,
+           (SELECT count(*) FROM (SELECT 1 FROM once.saga_instances s
+                                   WHERE s.status = st.status AND s.name = d.name LIMIT cap) x)
+      FROM (SELECT DISTINCT sd.name FROM once.saga_definitions sd) d
+     CROSS JOIN unnest(ARRAY['running', 'compensating', 'failed', 'completed', 'compensated']) AS st(status)
+     ORDER BY d.name, st.status
+$$;
+COMMENT ON FUNCTION once.console_saga_counts(integer) IS 'once-console: sagas per definition and status, each counted up to cap';
+
+-- One saga with its definition and the cause of its failure: the reason of the first
+-- transition that turned it away from success (the card was declined), which the last error
+-- (a compensation that timed out later) hides.
+CREATE FUNCTION once.console_saga(p_saga_id text)
+RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
+               input jsonb, data jsonb, last_error text, cause text, deadline timestamptz,
+               created_at timestamptz, updated_at timestamptz, finished_at timestamptz, definition jsonb)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, s.input, s.data, s.last_error,
+           (SELECT t.reason FROM once.saga_transitions t
+             WHERE t.saga_id = s.saga_id AND t.reason IS NOT NULL
+               AND t.to_status IN ('compensating', 'failed', 'compensated')
+             ORDER BY t.id LIMIT 1),
+           s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
+      FROM once.saga_instances s
+      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
+     WHERE s.saga_id = p_saga_id
+$$;
+COMMENT ON FUNCTION once.console_saga(text) IS 'once-console: one saga with input, data, definition, last error and the failure''s cause';
+
+CREATE FUNCTION once.console_saga_history(p_saga_id text, max_rows integer DEFAULT 500)
+RETURNS TABLE (id bigint, at timestamptz, from_status text, to_status text, step text, event text,
+               reason text, message_id text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT t.id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id
+      FROM once.saga_transitions t
+     WHERE t.saga_id = p_saga_id
+     ORDER BY t.id
+     LIMIT least(greatest(max_rows, 1), 5000)
+$$;
+COMMENT ON FUNCTION once.console_saga_history(text, integer) IS 'once-console: a saga''s transitions in order';
+
+CREATE FUNCTION once.console_recent_actions(before_id bigint DEFAULT NULL, max_rows integer DEFAULT 50)
+RETURNS SETOF once.console_actions
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT a.* FROM once.console_actions a
+     WHERE before_id IS NULL OR a.id < before_id
+     ORDER BY a.id DESC
+     LIMIT least(greatest(max_rows, 1), 500)
+$$;
+COMMENT ON FUNCTION once.console_recent_actions(bigint, integer) IS 'once-console: the audit log, newest first';
+
+-- ----------------------------------------------------------------------------- actions
+
+CREATE FUNCTION once._console_check_actor(actor text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF actor IS NULL OR length(actor) NOT BETWEEN 1 AND 63 THEN
+        RAISE EXCEPTION 'actor must be 1..63 characters'
+            USING ERRCODE = '22023', HINT = 'Pass the name of the console user who acts.';
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION once._console_check_actor(text) FROM PUBLIC;
+
+CREATE FUNCTION once.console_redrive(actor text, ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM once._console_check_actor(actor);
+    n := once.redrive(ids);
+    INSERT INTO once.console_actions (actor, db_role, action, ids, affected)
+    VALUES (actor, session_user, 'redrive', ids::text[], n);
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.console_redrive(text, uuid[]) IS 'once.redrive, recorded in once.console_actions';
+
+CREATE FUNCTION once.console_discard(actor text, ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM once._console_check_actor(actor);
+    n := once.discard(ids);
+    INSERT INTO once.console_actions (actor, db_role, action, ids, affected)
+    VALUES (actor, session_user, 'discard', ids::text[], n);
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.console_discard(text, uuid[]) IS 'once.discard, recorded in once.console_actions';
+
+CREATE FUNCTION once.console_saga_retry(actor text, saga_id text) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    st text;
+BEGIN
+    PERFORM once._console_check_actor(actor);
+    st := once.saga_retry(saga_id);
+    INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
+    VALUES (actor, session_user, 'saga_retry', ARRAY[saga_id], 1, st);
+    RETURN st;
+END
+$$;
+COMMENT ON FUNCTION once.console_saga_retry(text, text) IS 'once.saga_retry, recorded in once.console_actions';
+
+CREATE FUNCTION once.console_saga_abort(actor text, saga_id text, reason text) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    st text;
+BEGIN
+    PERFORM once._console_check_actor(actor);
+    st := once.saga_abort(saga_id, reason);
+    INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
+    VALUES (actor, session_user, 'saga_abort', ARRAY[saga_id], 1, st || ': ' || coalesce(reason, 'by hand'));
+    RETURN st;
+END
+$$;
+COMMENT ON FUNCTION once.console_saga_abort(text, text, text) IS 'once.saga_abort, recorded in once.console_actions';
+
+REVOKE ALL ON FUNCTION once.console_topics(integer),
+    once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
+    once.console_message(uuid), once.console_blocked_keys(integer),
+    once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(integer),
+    once.console_saga(text), once.console_saga_history(text, integer),
+    once.console_recent_actions(bigint, integer),
+    once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
+    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_topics(integer),
+    once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
+    once.console_message(uuid), once.console_blocked_keys(integer),
+    once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(integer),
+    once.console_saga(text), once.console_saga_history(text, integer),
+    once.console_recent_actions(bigint, integer) TO once_console_viewer, once_admin;
+GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
+    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text)
+    TO once_console_admin, once_admin;
