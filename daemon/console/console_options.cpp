@@ -1,0 +1,117 @@
+#include "console_options.hpp"
+
+#include "metrics_server.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace po = boost::program_options;
+
+namespace once::console {
+
+namespace {
+
+Millis duration_option(const po::variables_map& vm, const char* name, Millis fallback) {
+    if (!vm.count(name)) return fallback;
+    try {
+        return relay::parse_duration(vm[name].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("--") + name + ": " + e.what());
+    }
+}
+
+bool on_off(const std::string& name, const std::string& v) {
+    if (v == "on" || v == "true" || v == "yes" || v == "1") return true;
+    if (v == "off" || v == "false" || v == "no" || v == "0") return false;
+    throw std::runtime_error("invalid value \"" + v + "\" for --" + name + ": use on or off");
+}
+
+po::options_description option_table() {
+    po::options_description desc("once-console options (also valid in the --config file as name = value)");
+    desc.add_options()
+        ("help,h", "show this help and exit")
+        ("version", "show the version and exit")
+        ("check-config", "validate the configuration, read the credentials, reach the database, then exit")
+        ("hash-secret", "read a password or token on stdin and print the hash for the credentials file")
+        ("config", po::value<std::string>(), "INI file with any of these options; the command line wins")
+        ("db", po::value<std::string>(), "libpq connection string of the database; its role needs once_console_admin "
+                                          "(or once_console_viewer for a read-only console)")
+        ("listen", po::value<std::string>(), "host:port to serve on (default 127.0.0.1:8086)")
+        ("credentials", po::value<std::string>(), "file of console users: one \"name role hash\" line each, "
+                                                   "role viewer or admin, hash from --hash-secret")
+        ("session-ttl", po::value<std::string>(), "how long a login lasts (default 8h)")
+        ("statement-timeout", po::value<std::string>(), "bound for each database statement of a page (default 5s)")
+        ("connect-timeout", po::value<std::string>(), "bound for opening a database connection (default 5s)")
+        ("threads", po::value<int>(), "request threads, each with its own database connection, 1..64 (default 4)")
+        ("secure-cookie", po::value<std::string>(), "on|off: mark the session cookie Secure (when served "
+                                                     "through an HTTPS proxy; default off)")
+        ("log-level", po::value<std::string>(), "trace, debug, info, warn, error or off (default info)");
+    return desc;
+}
+
+}  // namespace
+
+Options parse_options(int argc, const char* const argv[], std::string* help_text) {
+    Options o;
+    auto desc = option_table();
+    if (help_text) {
+        std::ostringstream help;
+        help << "Usage: once-console --db CONNINFO --credentials FILE [options]\n"
+                "A web console for pg_once: topics, dead letters, blocked keys, sagas, actions.\n\n"
+             << desc << "\nDurations take a unit: 200ms, 30s, 5min, 8h.\n";
+        *help_text = help.str();
+    }
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, desc), vm);
+        if (vm.count("help")) { o.show_help = true; return o; }
+        if (vm.count("version")) { o.show_version = true; return o; }
+        if (vm.count("hash-secret")) { o.hash_secret = true; return o; }
+        if (vm.count("config")) {
+            o.config = vm["config"].as<std::string>();
+            std::ifstream in(o.config);
+            if (!in) throw std::runtime_error("cannot read config file \"" + o.config + "\"");
+            po::store(po::parse_config_file(in, desc, false), vm);
+        }
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw std::runtime_error(std::string(e.what()) + (o.config.empty() ? "" : " (command line or " + o.config + ")"));
+    }
+    o.check_config = vm.count("check-config") > 0;
+    auto str = [&](const char* n, std::string& dst) { if (vm.count(n)) dst = vm[n].as<std::string>(); };
+    str("db", o.db);
+    str("listen", o.listen);
+    str("credentials", o.credentials);
+    str("log-level", o.log_level);
+    if (vm.count("threads")) o.threads = vm["threads"].as<int>();
+    if (vm.count("secure-cookie")) o.secure_cookie = on_off("secure-cookie", vm["secure-cookie"].as<std::string>());
+    o.session_ttl = duration_option(vm, "session-ttl", o.session_ttl);
+    o.statement_timeout = duration_option(vm, "statement-timeout", o.statement_timeout);
+    o.connect_timeout = duration_option(vm, "connect-timeout", o.connect_timeout);
+    validate(o);
+    return o;
+}
+
+void validate(const Options& o) {
+    auto bad = [](const std::string& m) { return std::runtime_error(m); };
+    if (o.db.empty()) throw bad("--db is required: the libpq connection string of the database");
+    if (o.credentials.empty()) throw bad("--credentials is required: the file of console users (see --hash-secret)");
+    if (o.threads < 1 || o.threads > 64) throw bad("--threads " + std::to_string(o.threads) + " is out of range 1..64");
+    if (o.session_ttl < Millis(60000)) throw bad("--session-ttl is shorter than 1min");
+    if (o.statement_timeout < Millis(100)) throw bad("--statement-timeout is shorter than 100ms");
+    if (o.connect_timeout < Millis(1000)) throw bad("--connect-timeout is shorter than 1s");
+    static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
+    bool level_ok = false;
+    for (auto* l : levels) level_ok |= (o.log_level == l);
+    if (!level_ok) throw bad("--log-level \"" + o.log_level + "\": use trace, debug, info, warn, error or off");
+    auto colon = o.listen.rfind(':');
+    if (colon == std::string::npos || colon == 0) throw bad("--listen \"" + o.listen + "\": use host:port, e.g. 127.0.0.1:8086");
+    std::string port = o.listen.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) > 65535)
+        throw bad("--listen \"" + o.listen + "\": the port must be a number 0..65535");
+}
+
+}  // namespace once::console

@@ -1,0 +1,37 @@
+// once-console's settings: like once-relay's, one option table feeds the command line and the
+// config file (INI "name = value"); the command line wins. Secrets never come from the
+// command line: logins are checked against the --credentials file, and the database
+// password (if any) belongs in the conninfo of the config file, a .pgpass file or PGPASSFILE.
+#pragma once
+
+#include "duration.hpp"
+
+#include <string>
+
+namespace once::console {
+
+using relay::Millis;
+
+struct Options {
+    std::string db;                       // libpq conninfo; the login needs once_console_admin
+                                          // (or once_console_viewer alone for a read-only console)
+    std::string listen = "127.0.0.1:8086";  // host:port of the web server
+    std::string credentials;              // file of "name role secret-hash" lines
+    std::string log_level = "info";
+    std::string config;
+    Millis session_ttl{8 * 3600 * 1000};  // a login lasts this long
+    Millis statement_timeout{5000};       // per database statement of a page
+    Millis connect_timeout{5000};
+    int threads = 4;                      // request threads (each with its own connection)
+    bool secure_cookie = false;           // add "Secure" to the cookie (behind an HTTPS proxy)
+    bool check_config = false;
+    bool hash_secret = false;             // read a secret on stdin, print its credentials hash
+    bool show_help = false;
+    bool show_version = false;
+};
+
+// Throws std::runtime_error with a user-facing message.
+Options parse_options(int argc, const char* const argv[], std::string* help_text = nullptr);
+void validate(const Options& o);
+
+}  // namespace once::console

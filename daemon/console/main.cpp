@@ -1,0 +1,104 @@
+// once-console entry point: parse options, refuse root, read the credentials, check the
+// database, serve until SIGTERM/SIGINT.
+#include "auth.hpp"
+#include "console_options.hpp"
+#include "db.hpp"
+#include "server.hpp"
+#include "systemd_notify.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+namespace {
+
+int fail(const std::string& msg, int code = 1) {
+    std::fprintf(stderr, "once-console: %s\n", msg.c_str());
+    return code;
+}
+
+// --hash-secret: one line from stdin (without echo on a terminal).
+int print_hash() {
+    bool tty = isatty(STDIN_FILENO);
+    termios old{};
+    if (tty) {
+        std::fprintf(stderr, "password or token: ");
+        tcgetattr(STDIN_FILENO, &old);
+        termios quiet = old;
+        quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+        tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
+    }
+    std::string secret;
+    std::getline(std::cin, secret);
+    if (tty) { tcsetattr(STDIN_FILENO, TCSANOW, &old); std::fprintf(stderr, "\n"); }
+    if (secret.size() < 8) return fail("the secret must have at least 8 characters");
+    std::printf("%s\n", once::console::hash_secret(secret).c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace once::console;
+    Options options;
+    std::string help;
+    try {
+        options = parse_options(argc, argv, &help);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "once-console: %s\nTry once-console --help.\n", e.what());
+        return 2;
+    }
+    if (options.show_help) { std::fputs(help.c_str(), stdout); return 0; }
+    if (options.show_version) { std::printf("once-console %s\n", ONCE_VERSION); return 0; }
+    if (options.hash_secret) return print_hash();
+    if (geteuid() == 0)
+        return fail("refusing to run as root: run it as an unprivileged user (the systemd unit uses DynamicUser=yes)");
+    // Block the stop signals before any thread exists; the main thread waits for them.
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    try {
+        auto logger = spdlog::stderr_logger_mt("once-console");
+        if (std::getenv("JOURNAL_STREAM")) logger->set_pattern("%l: %v");
+        else logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l: %v");
+        spdlog::set_default_logger(logger);
+        spdlog::set_level(spdlog::level::from_str(options.log_level));
+        spdlog::flush_on(spdlog::level::info);
+
+        auto users = load_credentials(options.credentials);
+        DbConfig db{options.db, options.connect_timeout, options.statement_timeout};
+        {
+            // The database is reachable and the login may take the console's roles.
+            Tx tx(db, Role::viewer, true);
+            auto r = tx.query("SELECT pg_catalog.pg_has_role(session_user, 'once_console_admin', 'MEMBER')");
+            if (r.get(0, 0) != "t")
+                spdlog::warn("the database login is not a member of once_console_admin: admins can look but not act");
+        }
+        if (options.check_config) {
+            std::printf("once-console: configuration OK (%zu user(s), database reachable)\n", users.size());
+            return 0;
+        }
+        Console console(options, std::move(users));
+        HttpServer server(options, console);
+        spdlog::info("once-console {} serving http://{}:{}/", ONCE_VERSION,
+                     options.listen.substr(0, options.listen.rfind(':')), server.port());
+        once::relay::SystemdNotifier notifier;
+        notifier.ready();
+        int sig = 0;
+        sigwait(&stop, &sig);
+        notifier.stopping();
+        spdlog::info("signal {}: stopping", sig);
+        return 0;
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+}

@@ -1,0 +1,806 @@
+#include "server.hpp"
+
+#include "diagram.hpp"
+#include "html.hpp"
+#include "metrics_server.hpp"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace once::console {
+
+namespace {
+
+constexpr int kPage = 50;          // rows per list page
+constexpr int kCap = 10000;        // counts stop here ("10000+")
+constexpr size_t kMaxBody = 256 * 1024;
+constexpr size_t kMaxIds = 500;    // dead letters per action
+const char* kCookie = "once_console_session";
+const char* kLoginCookie = "once_console_login";
+
+std::string first(const std::map<std::string, std::vector<std::string>>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() || it->second.empty() ? std::string() : it->second.front();
+}
+
+std::optional<std::string> opt(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    return s;
+}
+
+Response redirect(const std::string& to) {
+    Response r;
+    r.status = 303;
+    r.headers.emplace_back("Location", to);
+    r.body = "<a href=\"" + esc(to) + "\">continue</a>";
+    return r;
+}
+
+std::string count_cell(const std::string& v) {
+    if (v.empty()) return "<td class=num>0</td>";
+    long n = std::stol(v);
+    return "<td class=num>" + (n >= kCap ? std::to_string(kCap) + "+" : v) + "</td>";
+}
+
+// "2026-11-26 04:01:02.123456+00" -> "2026-11-26 04:01:02"
+std::string ts(const std::string& t) { return t.size() > 19 ? t.substr(0, 19) : t; }
+
+std::string age_text(double seconds) {
+    if (seconds < 0) seconds = 0;
+    if (seconds < 120) return std::to_string(static_cast<long>(seconds)) + " s";
+    if (seconds < 7200) return std::to_string(static_cast<long>(seconds / 60)) + " min";
+    if (seconds < 172800) return std::to_string(static_cast<long>(seconds / 3600)) + " h";
+    return std::to_string(static_cast<long>(seconds / 86400)) + " d";
+}
+
+std::string status_badge(const std::string& st) {
+    return "<span class=\"badge st-" + esc(st) + "\">" + esc(st) + "</span>";
+}
+
+const char* kStyle = R"(
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
+header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;align-items:center;gap:18px}
+header a{color:#cfd6e4;text-decoration:none}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #ffd24d}
+header .who{margin-left:auto;color:#cfd6e4}header form{display:inline}
+main{padding:16px;max-width:1300px}h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:20px 0 8px}
+table{border-collapse:collapse;background:#fff;width:100%;margin-bottom:8px}
+th,td{border-bottom:1px solid #e3e6eb;padding:5px 8px;text-align:left;vertical-align:top}
+th{background:#eef0f4;font-weight:600;font-size:12px;text-transform:uppercase;color:#4a5468}
+td.num{text-align:right;font-variant-numeric:tabular-nums}tr.attn td{background:#fff1f0}
+tr.attn td:first-child{border-left:4px solid #d93025}
+.badge{padding:1px 6px;border-radius:8px;font-size:12px;background:#e3e6eb}
+.st-failed{background:#d93025;color:#fff}.st-running{background:#2b6cb0;color:#fff}
+.st-compensating{background:#b35900;color:#fff}.st-completed{background:#1e7e34;color:#fff}
+.st-compensated{background:#6c757d;color:#fff}
+.flash{background:#e6f4ea;border:1px solid #1e7e34;padding:8px;margin-bottom:12px}
+.error{background:#fff1f0;border:1px solid #d93025;padding:8px;margin-bottom:12px}
+pre{background:#fff;border:1px solid #e3e6eb;padding:8px;overflow:auto;max-height:400px}
+button{padding:4px 12px;border:1px solid #8a94a6;border-radius:4px;background:#fff;cursor:pointer}
+button.danger{border-color:#d93025;color:#d93025}button.primary{background:#2b6cb0;border-color:#2b6cb0;color:#fff}
+form.filters input,form.filters select{margin-right:8px}dl{display:grid;grid-template-columns:180px 1fr;gap:4px 12px}
+dt{color:#4a5468}dd{margin:0}.diagram{background:#fff;border:1px solid #e3e6eb;padding:8px;overflow:auto}.diagram svg{max-height:520px}
+footer{color:#8a94a6;font-size:12px;padding:8px 16px}.muted{color:#8a94a6}
+)";
+
+}  // namespace
+
+std::string Request::arg(const std::string& name) const { return first(query, name); }
+std::string Request::field(const std::string& name) const { return first(form, name); }
+
+struct Console::Ctx {
+    std::string session_id;
+    Session session;
+    double db_ms = 0;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+Console::Console(const Options& o, std::map<std::string, User> users)
+    : opts_(o), db_{o.db, o.connect_timeout, o.statement_timeout}, users_(std::move(users)), sessions_(o.session_ttl) {}
+
+std::string Console::page(Ctx& c, const std::string& title, const std::string& active, const std::string& body) {
+    std::string nav;
+    const std::pair<const char*, const char*> items[] = {{"/", "Overview"}, {"/dead", "Dead letters"},
+                                                         {"/blocked", "Blocked keys"}, {"/sagas", "Sagas"},
+                                                         {"/actions", "Actions"}};
+    for (auto& [href, label] : items)
+        nav += std::string("<a href=\"") + href + "\"" + (active == href ? " class=on" : "") + ">" + label + "</a>";
+    std::string flash = sessions_.take_flash(c.session_id);
+    double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.start).count();
+    char timing[96];
+    std::snprintf(timing, sizeof timing, "%.1f ms (database %.1f ms)", total, c.db_ms);
+    return "<!doctype html><html lang=en><head><meta charset=utf-8><title>" + esc(title) +
+           " · once-console</title><style>" + kStyle + "</style></head><body><header><strong>once-console</strong>" +
+           nav + "<span class=who>" + esc(c.session.user) + " (" + role_name(c.session.role) +
+           ")</span><form method=post action=\"/logout\"><input type=hidden name=csrf value=\"" + c.session.csrf +
+           "\"><button type=submit id=logout>Log out</button></form></header><main>" +
+           (flash.empty() ? "" : "<div class=flash id=flash>" + esc(flash) + "</div>") + "<h1>" + esc(title) + "</h1>" +
+           body + "</main><footer id=timing>page " + timing + "</footer></body></html>";
+}
+
+Response Console::handle(const Request& req) {
+    Response r;
+    try {
+        if (req.path == "/healthz") {
+            r.content_type = "text/plain";
+            r.body = "ok\n";
+            return r;
+        }
+        if (req.path == "/favicon.ico") {
+            r.status = 404;
+            r.content_type = "text/plain";
+            return r;
+        }
+        if (req.path == "/login") return req.method == "POST" ? login_post(req) : login_page(req, "");
+        Ctx c;
+        auto it = req.cookies.find(kCookie);
+        std::optional<Session> s;
+        if (it != req.cookies.end()) s = sessions_.find(it->second);
+        if (!s) {
+            if (req.method == "GET") return redirect("/login");
+            r.status = 403;
+            r.body = "not logged in";
+            r.content_type = "text/plain";
+            return r;
+        }
+        c.session_id = it->second;
+        c.session = *s;
+        if (req.method == "POST") {
+            // Every form carries the session's CSRF token.
+            if (!constant_time_equal(req.field("csrf"), c.session.csrf)) {
+                spdlog::warn("{} {}: refused, missing or wrong CSRF token (user {})", req.method, req.path, c.session.user);
+                r.status = 403;
+                r.content_type = "text/plain";
+                r.body = "refused: the form's CSRF token is missing or wrong (reload the page and try again)\n";
+                return r;
+            }
+            if (req.path == "/logout") {
+                sessions_.erase(c.session_id);
+                Response out = redirect("/login");
+                out.headers.emplace_back("Set-Cookie", std::string(kCookie) + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict");
+                return out;
+            }
+        }
+        try {
+            return route(c, req);
+        } catch (const DbError& e) {
+            r.status = e.sqlstate == "42501" ? 403 : 500;
+            r.body = page(c, "Error", "", "<div class=error id=error>" + esc(e.what()) + (e.sqlstate.empty() ? "" : " (SQLSTATE " + esc(e.sqlstate) + ")") + "</div>");
+            spdlog::warn("{} {}: {} ({})", req.method, req.path, e.what(), e.sqlstate);
+            return r;
+        }
+    } catch (const std::exception& e) {
+        spdlog::error("{} {}: {}", req.method, req.path, e.what());
+        r.status = 500;
+        r.content_type = "text/plain";
+        r.body = "internal error\n";
+        return r;
+    }
+}
+
+Response Console::route(Ctx& c, const Request& req) {
+    const std::string& p = req.path;
+    if (req.method == "GET") {
+        if (p == "/") return overview(c);
+        if (p == "/dead") return dead_list(c, req);
+        if (p.rfind("/dead/", 0) == 0) return dead_detail(c, p.substr(6));
+        if (p == "/blocked") return blocked(c);
+        if (p == "/sagas") return sagas(c, req);
+        if (p.rfind("/sagas/", 0) == 0) return saga_detail(c, p.substr(7));   // MHD decoded the path
+        if (p == "/actions") return actions(c, req);
+    } else if (req.method == "POST") {
+        if (p == "/dead/confirm") return dead_confirm(c, req);
+        if (p == "/dead/act") return dead_act(c, req);
+        if (p == "/sagas/confirm") return saga_confirm(c, req);
+        if (p == "/sagas/act") return saga_act(c, req);
+    }
+    Response r;
+    r.status = 404;
+    r.body = page(c, "Not found", "", "<p>No such page.</p>");
+    return r;
+}
+
+// ----------------------------------------------------------------------------- login
+
+Response Console::login_page(const Request& req, const std::string& error, unsigned status) {
+    // Login CSRF: a random token in a cookie and in the form must match (double submit). An
+    // existing token is kept, so a second tab (or the browser's own request for /favicon.ico)
+    // does not invalidate the form already shown.
+    auto have = req.cookies.find(kLoginCookie);
+    std::string token = have != req.cookies.end() && have->second.size() == 64 &&
+                                have->second.find_first_not_of("0123456789abcdef") == std::string::npos
+                            ? have->second
+                            : random_token();
+    Response r;
+    r.status = status;
+    r.headers.emplace_back("Set-Cookie", std::string(kLoginCookie) + "=" + token +
+                                             "; Path=/login; HttpOnly; SameSite=Strict" + (opts_.secure_cookie ? "; Secure" : ""));
+    r.body = std::string("<!doctype html><html lang=en><head><meta charset=utf-8><title>Log in · once-console</title><style>") +
+             kStyle + "</style></head><body><header><strong>once-console</strong></header><main><h1>Log in</h1>" +
+             (error.empty() ? "" : "<div class=error id=error>" + esc(error) + "</div>") +
+             "<form method=post action=\"/login\"><input type=hidden name=csrf value=\"" + token +
+             "\"><p><label>User <input name=user id=user autocomplete=username required></label></p>"
+             "<p><label>Password or token <input type=password name=secret id=secret autocomplete=current-password required></label></p>"
+             "<p><button type=submit class=primary id=login>Log in</button></p></form></main></body></html>";
+    return r;
+}
+
+Response Console::login_post(const Request& req) {
+    auto cookie = req.cookies.find(kLoginCookie);
+    if (cookie == req.cookies.end() || !constant_time_equal(cookie->second, req.field("csrf")))
+        return login_page(req, "The login form expired; try again.", 403);
+    std::string name = req.field("user");
+    auto it = users_.find(name);
+    // Verify against a dummy hash for unknown users, so timing does not tell who exists.
+    static const std::string dummy = hash_secret("dummy");
+    bool ok = verify_secret(req.field("secret"), it == users_.end() ? dummy : it->second.hash) && it != users_.end();
+    if (!ok) {
+        spdlog::warn("login failed for user \"{}\"", name.substr(0, 63));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));   // slows guessing
+        return login_page(req, "Wrong user or password.", 401);
+    }
+    spdlog::info("login: {} ({})", name, role_name(it->second.role));
+    std::string id = sessions_.create(name, it->second.role);
+    Response r = redirect("/");
+    r.headers.emplace_back("Set-Cookie", std::string(kCookie) + "=" + id + "; Path=/; HttpOnly; SameSite=Strict" +
+                                             (opts_.secure_cookie ? "; Secure" : ""));
+    r.headers.emplace_back("Set-Cookie", std::string(kLoginCookie) + "=; Path=/login; Max-Age=0; HttpOnly; SameSite=Strict");
+    return r;
+}
+
+// ----------------------------------------------------------------------------- overview
+
+Response Console::overview(Ctx& c) {
+    Tx tx(db_, c.session.role, true);
+    auto topics = tx.query("SELECT t.*, extract(epoch FROM now() - t.oldest_ready) AS age "
+                           "FROM once.console_topics($1) t", {std::to_string(kCap)});
+    auto counts = tx.query("SELECT name, status, n FROM once.console_saga_counts($1)", {std::to_string(kCap)});
+    c.db_ms = tx.db_ms();
+    std::ostringstream b;
+    int attention = 0;
+    b << "<h2>Outbox per topic</h2><table id=topics><tr><th>topic</th><th>ready</th><th>delayed</th><th>in flight</th>"
+         "<th>blocked</th><th>dead</th><th>oldest ready</th><th>needs attention</th></tr>";
+    for (int i = 0; i < topics.size(); ++i) {
+        long dead = std::stol(topics(i, "dead")), blocked = std::stol(topics(i, "blocked"));
+        double age = topics.is_null(i, "age") ? 0 : std::stod(topics(i, "age"));
+        std::string why;
+        if (dead) why += "dead letters; ";
+        if (blocked) why += "blocked keys; ";
+        if (age > 300) why += "oldest ready message waits " + age_text(age) + "; ";
+        if (!why.empty()) { ++attention; why.resize(why.size() - 2); }
+        std::string topic = topics(i, "topic");
+        b << "<tr" << (why.empty() ? "" : " class=attn") << "><td><a href=\"/dead?topic=" << url_encode(topic) << "\">"
+          << esc(topic) << "</a></td>" << count_cell(topics(i, "ready")) << count_cell(topics(i, "delayed"))
+          << count_cell(topics(i, "in_flight")) << count_cell(topics(i, "blocked")) << count_cell(topics(i, "dead"))
+          << "<td>" << (topics.is_null(i, "age") ? "" : age_text(age)) << "</td><td>" << esc(why) << "</td></tr>";
+    }
+    if (topics.size() == 0) b << "<tr><td colspan=8 class=muted>The outbox is empty.</td></tr>";
+    b << "</table><p class=muted>Counts stop at " << kCap << " per topic and kind (shown as " << kCap
+      << "+), so this page costs the same with a million messages waiting. Ready, delayed and in flight are counted "
+         "over the first " << kCap << " pending messages in claim order.</p>";
+    b << "<h2>Sagas</h2><table id=saga-counts><tr><th>definition</th>";
+    static const char* statuses[] = {"running", "compensating", "failed", "completed", "compensated"};
+    for (auto* s : statuses) b << "<th>" << s << "</th>";
+    b << "</tr>";
+    std::map<std::string, std::map<std::string, std::string>> by_name;
+    for (int i = 0; i < counts.size(); ++i) by_name[counts.get(i, 0)][counts.get(i, 1)] = counts.get(i, 2);
+    for (auto& [name, m] : by_name) {
+        bool failed = m["failed"] != "0" && !m["failed"].empty();
+        if (failed) ++attention;
+        b << "<tr" << (failed ? " class=attn" : "") << "><td>" << esc(name) << "</td>";
+        for (auto* s : statuses)
+            b << "<td class=num><a href=\"/sagas?name=" << url_encode(name) << "&amp;status=" << s << "\">"
+              << (std::stol(m[s].empty() ? "0" : m[s]) >= kCap ? std::to_string(kCap) + "+" : m[s]) << "</a></td>";
+        b << "</tr>";
+    }
+    if (by_name.empty()) b << "<tr><td colspan=6 class=muted>No saga definitions.</td></tr>";
+    b << "</table>";
+    std::string head = attention ? "<div class=error id=attention>" + std::to_string(attention) +
+                                       " row(s) need attention (marked red).</div>"
+                                 : "<div class=flash id=attention>Nothing needs attention.</div>";
+    Response r;
+    r.body = page(c, "Overview", "/", head + b.str());
+    return r;
+}
+
+// ----------------------------------------------------------------------------- dead letters
+
+Response Console::dead_list(Ctx& c, const Request& req) {
+    std::string topic = req.arg("topic"), key = req.arg("key"), error = req.arg("error"), before = req.arg("before");
+    std::optional<std::string> before_dead, before_id;
+    auto bar = before.find('|');
+    if (bar != std::string::npos && is_uuid(before.substr(bar + 1))) {
+        before_dead = before.substr(0, bar);
+        before_id = before.substr(bar + 1);
+    }
+    Tx tx(db_, c.session.role, true);
+    auto rows = tx.query("SELECT * FROM once.console_dead_letters($1, $2, $3, $4::timestamptz, $5::uuid, $6)",
+                         {opt(topic), opt(key), opt(error), before_dead, before_id, std::to_string(kPage)});
+    c.db_ms = tx.db_ms();
+    std::ostringstream b;
+    b << "<form class=filters method=get action=\"/dead\">Topic <input name=topic id=f-topic value=\"" << esc(topic)
+      << "\"> Key <input name=key id=f-key value=\"" << esc(key) << "\"> Error contains <input name=error id=f-error value=\""
+      << esc(error) << "\"> <button type=submit id=filter>Filter</button> <a href=\"/dead\">clear</a></form><br>";
+    b << "<form method=post action=\"/dead/confirm\" id=dead-form><input type=hidden name=csrf value=\"" << c.session.csrf
+      << "\"><table id=dead><tr><th></th><th>id</th><th>topic</th><th>key</th><th>attempts</th><th>dead since</th><th>last error</th></tr>";
+    for (int i = 0; i < rows.size(); ++i) {
+        std::string id = rows(i, "id");
+        b << "<tr><td><input type=checkbox name=id value=\"" << id << "\" id=\"sel-" << id << "\"></td><td><a href=\"/dead/"
+          << id << "\">" << id.substr(0, 8) << "…</a></td><td>" << esc(rows(i, "topic")) << "</td><td>" << esc(rows(i, "key"))
+          << "</td><td class=num>" << rows(i, "attempt") << "</td><td>" << ts(rows(i, "dead_at")) << "</td><td>"
+          << esc(rows(i, "last_error")) << "</td></tr>";
+    }
+    if (rows.size() == 0) b << "<tr><td colspan=7 class=muted>No dead letters" << (topic.empty() && key.empty() && error.empty() ? "" : " match") << ".</td></tr>";
+    b << "</table><button type=submit name=op value=redrive class=primary id=redrive-selected>Redrive selected…</button> "
+         "<button type=submit name=op value=discard class=danger id=discard-selected>Discard selected…</button></form>";
+    if (rows.size() == kPage) {
+        std::string next = rows(kPage - 1, "dead_at") + "|" + rows(kPage - 1, "id");
+        b << "<p><a id=older href=\"/dead?topic=" << url_encode(topic) << "&amp;key=" << url_encode(key) << "&amp;error="
+          << url_encode(error) << "&amp;before=" << url_encode(next) << "\">Older dead letters →</a></p>";
+    }
+    Response r;
+    r.body = page(c, "Dead letters", "/dead", b.str());
+    return r;
+}
+
+Response Console::dead_detail(Ctx& c, const std::string& id) {
+    if (!is_uuid(id)) { Response r; r.status = 404; r.body = page(c, "Not found", "/dead", "<p>Not a message id.</p>"); return r; }
+    Tx tx(db_, c.session.role, true);
+    auto m = tx.query("SELECT m.*, jsonb_pretty(m.payload) AS payload_text, jsonb_pretty(m.headers) AS headers_text "
+                      "FROM once.console_message($1::uuid) m", {id});
+    c.db_ms = tx.db_ms();
+    Response r;
+    if (m.size() == 0) {
+        r.status = 404;
+        r.body = page(c, "Message " + id, "/dead", "<p>No such message: it was delivered, discarded or never existed.</p>");
+        return r;
+    }
+    bool dead = !m.is_null(0, "dead_at");
+    std::ostringstream b;
+    b << "<dl id=message><dt>id</dt><dd>" << esc(id) << "</dd><dt>topic</dt><dd>" << esc(m(0, "topic")) << "</dd><dt>key</dt><dd>"
+      << esc(m(0, "key")) << "</dd><dt>state</dt><dd>" << (dead ? "<span class=\"badge st-failed\">dead</span> since " + ts(m(0, "dead_at")) : "pending")
+      << "</dd><dt>attempts</dt><dd>" << m(0, "attempt") << "</dd><dt>created</dt><dd>" << ts(m(0, "created_at"))
+      << "</dd><dt>last relay</dt><dd>" << esc(m(0, "relay")) << "</dd>";
+    if (!m.is_null(0, "key"))
+        b << "<dt>its key</dt><dd>" << (m(0, "is_head") == "t" ? "this message is the key's head" : "behind the key's head")
+          << "; " << (std::stol(m(0, "waiting")) >= kCap ? std::to_string(kCap) + "+" : m(0, "waiting"))
+          << " later message(s) of the key wait behind it</dd>";
+    b << "<dt>error</dt><dd id=last-error>" << esc(m(0, "last_error"))
+      << " <span class=muted>(pg_once keeps the last error of each message)</span></dd></dl>"
+      << "<h2>Payload</h2><pre id=payload>" << esc(m(0, "payload_text")) << "</pre><h2>Headers</h2><pre id=headers>"
+      << esc(m.is_null(0, "headers_text") ? "(none)" : m(0, "headers_text")) << "</pre>";
+    if (dead)
+        b << "<form method=post action=\"/dead/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
+          << "\"><input type=hidden name=id value=\"" << id << "\"><button type=submit name=op value=redrive class=primary "
+             "id=redrive>Redrive…</button> <button type=submit name=op value=discard class=danger id=discard>Discard…</button></form>";
+    r.body = page(c, "Message " + id.substr(0, 8) + "…", "/dead", b.str());
+    return r;
+}
+
+Response Console::dead_confirm(Ctx& c, const Request& req) {
+    std::string op = req.field("op");
+    auto it = req.form.find("id");
+    std::vector<std::string> ids;
+    if (it != req.form.end())
+        for (auto& id : it->second) if (is_uuid(id) && ids.size() < kMaxIds) ids.push_back(id);
+    std::ostringstream b;
+    if (op != "redrive" && op != "discard") return redirect("/dead");
+    if (ids.empty()) {
+        sessions_.set_flash(c.session_id, "Select at least one dead letter.");
+        return redirect("/dead");
+    }
+    if (c.session.role != Role::admin)
+        b << "<div class=error>Your role (viewer) cannot act; ask an admin.</div>";
+    b << "<p id=question>" << (op == "redrive" ? "Redrive" : "Discard") << " these " << ids.size() << " dead letter(s)? "
+      << (op == "redrive" ? "Their attempts start again from 0 and the relays deliver them."
+                          : "They are deleted for good; their keys are released.")
+      << "</p><ul>";
+    for (auto& id : ids) b << "<li><a href=\"/dead/" << id << "\">" << id << "</a></li>";
+    b << "</ul><form method=post action=\"/dead/act\"><input type=hidden name=csrf value=\"" << c.session.csrf
+      << "\"><input type=hidden name=op value=\"" << op << "\">";
+    for (auto& id : ids) b << "<input type=hidden name=id value=\"" << id << "\">";
+    b << "<button type=submit class=" << (op == "redrive" ? "primary" : "danger") << " id=confirm>Yes, " << op
+      << "</button> <a href=\"/dead\" id=cancel>Cancel</a></form>";
+    Response r;
+    r.body = page(c, "Confirm: " + op, "/dead", b.str());
+    return r;
+}
+
+Response Console::dead_act(Ctx& c, const Request& req) {
+    std::string op = req.field("op");
+    auto it = req.form.find("id");
+    std::vector<std::string> ids;
+    if (it != req.form.end())
+        for (auto& id : it->second) if (is_uuid(id) && ids.size() < kMaxIds) ids.push_back(id);
+    Response r;
+    if ((op != "redrive" && op != "discard") || ids.empty()) return redirect("/dead");
+    if (c.session.role != Role::admin) {
+        spdlog::warn("{} by viewer {} refused", op, c.session.user);
+        r.status = 403;
+        r.body = page(c, "Not allowed", "/dead", "<div class=error id=error>Your role (viewer) cannot " + op + ".</div>");
+        return r;
+    }
+    std::string arr = "{";
+    for (size_t i = 0; i < ids.size(); ++i) arr += (i ? "," : "") + ids[i];
+    arr += "}";
+    Tx tx(db_, c.session.role, false);
+    auto n = tx.query("SELECT once.console_" + op + "($1, $2::uuid[])", {c.session.user, arr});
+    tx.commit();
+    spdlog::info("{} {}: {} of {} dead letter(s)", c.session.user, op, n.get(0, 0), ids.size());
+    sessions_.set_flash(c.session_id, (op == "redrive" ? "Redrove " : "Discarded ") + n.get(0, 0) + " of " +
+                                          std::to_string(ids.size()) + " dead letter(s).");
+    return redirect("/dead");
+}
+
+// ----------------------------------------------------------------------------- blocked keys
+
+Response Console::blocked(Ctx& c) {
+    Tx tx(db_, c.session.role, true);
+    auto rows = tx.query("SELECT * FROM once.console_blocked_keys(100)");
+    c.db_ms = tx.db_ms();
+    std::ostringstream b;
+    b << "<p class=muted>A key's messages are delivered in order: while its oldest message is dead, or delayed to a "
+         "later time, the ones behind it wait.</p><table id=blocked><tr><th>key</th><th>topic</th><th>why</th><th>head message</th>"
+         "<th>waiting behind it</th><th>what unblocks it</th></tr>";
+    for (int i = 0; i < rows.size(); ++i) {
+        std::string id = rows(i, "head_id"), reason = rows(i, "reason");
+        b << "<tr class=attn><td>" << esc(rows(i, "key")) << "</td><td>" << esc(rows(i, "topic")) << "</td><td>";
+        if (reason == "dead") b << "its head is <b>dead</b>: " << esc(rows(i, "head_error"));
+        else b << "its head is <b>delayed</b> until " << ts(rows(i, "held_until"));
+        b << "</td><td><a href=\"/dead/" << id << "\">" << id.substr(0, 8) << "…</a></td><td class=num>"
+          << (std::stol(rows(i, "waiting")) >= kCap ? std::to_string(kCap) + "+" : rows(i, "waiting")) << "</td><td>";
+        if (reason == "dead")
+            b << "<form method=post action=\"/dead/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
+              << "\"><input type=hidden name=id value=\"" << id << "\"><button type=submit name=op value=redrive>Redrive head…</button> "
+                 "<button type=submit name=op value=discard class=danger>Discard head…</button></form>";
+        else
+            b << "waits for its time; nothing to do unless the delay is wrong";
+        b << "</td></tr>";
+    }
+    if (rows.size() == 0) b << "<tr><td colspan=6 class=muted>No key is blocked.</td></tr>";
+    b << "</table>";
+    Response r;
+    r.body = page(c, "Blocked keys", "/blocked", b.str());
+    return r;
+}
+
+// ----------------------------------------------------------------------------- sagas
+
+Response Console::sagas(Ctx& c, const Request& req) {
+    std::string name = req.arg("name"), status = req.arg("status"), q = req.arg("q"), before = req.arg("before");
+    if (!q.empty()) return redirect("/sagas/" + url_encode(q));
+    static const char* statuses[] = {"failed", "running", "compensating", "completed", "compensated"};
+    bool known = status.empty();
+    for (auto* s : statuses) known |= status == s;
+    if (!known) status.clear();
+    std::optional<std::string> before_created, before_id;
+    auto bar = before.find('|');
+    if (bar != std::string::npos) { before_created = before.substr(0, bar); before_id = before.substr(bar + 1); }
+    Tx tx(db_, c.session.role, true);
+    auto names = tx.query("SELECT DISTINCT name FROM once.console_saga_counts(1) ORDER BY 1");
+    auto rows = tx.query("SELECT * FROM once.console_sagas($1, $2, $3::timestamptz, $4, $5)",
+                         {opt(name), opt(status), before_created, before_id, std::to_string(kPage)});
+    c.db_ms = tx.db_ms();
+    std::ostringstream b;
+    b << "<form class=filters method=get action=\"/sagas\">Definition <select name=name id=f-name><option value=\"\">all</option>";
+    for (int i = 0; i < names.size(); ++i)
+        b << "<option" << (names.get(i, 0) == name ? " selected" : "") << ">" << esc(names.get(i, 0)) << "</option>";
+    b << "</select> Status <select name=status id=f-status><option value=\"\">all</option>";
+    for (auto* s : statuses) b << "<option" << (status == s ? " selected" : "") << ">" << s << "</option>";
+    b << "</select> <button type=submit id=filter>Show</button></form><form class=filters method=get action=\"/sagas\">"
+         "Saga id <input name=q id=q> <button type=submit id=search>Open</button></form><br>"
+         "<table id=sagas><tr><th>saga id</th><th>definition</th><th>status</th><th>step</th><th>attempts</th><th>started</th>"
+         "<th>updated</th><th>last error</th></tr>";
+    for (int i = 0; i < rows.size(); ++i) {
+        std::string id = rows(i, "saga_id"), st = rows(i, "status");
+        b << "<tr" << (st == "failed" ? " class=attn" : "") << "><td><a href=\"/sagas/" << url_encode(id) << "\">" << esc(id)
+          << "</a></td><td>" << esc(rows(i, "name")) << " v" << rows(i, "version") << "</td><td>" << status_badge(st)
+          << "</td><td>" << esc(rows(i, "step")) << "</td><td class=num>" << rows(i, "attempts") << "</td><td>"
+          << ts(rows(i, "created_at")) << "</td><td>" << ts(rows(i, "updated_at")) << "</td><td>" << esc(rows(i, "last_error"))
+          << "</td></tr>";
+    }
+    if (rows.size() == 0) b << "<tr><td colspan=8 class=muted>No sagas match.</td></tr>";
+    b << "</table>";
+    if (rows.size() == kPage)
+        b << "<p><a id=older href=\"/sagas?name=" << url_encode(name) << "&amp;status=" << url_encode(status) << "&amp;before="
+          << url_encode(rows(kPage - 1, "created_at") + "|" + rows(kPage - 1, "saga_id")) << "\">Older sagas →</a></p>";
+    Response r;
+    r.body = page(c, "Sagas", "/sagas", b.str());
+    return r;
+}
+
+namespace {
+
+// The diagram's path from the saga's history: every step whose action was sent or answered,
+// every compensation that ran, and the node the saga is at now.
+DiagramPath saga_path(const Rows& hist, const std::string& status, const std::string& step) {
+    DiagramPath p;
+    std::vector<std::string> seq{"start"};
+    auto visit = [&](const std::string& n) {
+        if (seq.back() != n) { p.edges.insert({seq.back(), n}); seq.push_back(n); }
+        p.nodes.insert(n);
+    };
+    p.nodes.insert("start");
+    for (int i = 0; i < hist.size(); ++i) {
+        std::string s = hist(i, "step"), from = hist(i, "from_status"), to = hist(i, "to_status");
+        if (s.empty()) continue;
+        visit(from == "compensating" || to == "compensating" ? "undo_" + s : s);
+        if (to == "completed" || to == "compensated" || to == "failed") visit(to);
+    }
+    if (status == "running") p.current = step;
+    else if (status == "compensating") p.current = "undo_" + step;
+    else p.current = status;   // completed, compensated, failed
+    return p;
+}
+
+}  // namespace
+
+Response Console::saga_detail(Ctx& c, const std::string& id) {
+    Tx tx(db_, c.session.role, true);
+    auto s = tx.query("SELECT s.*, jsonb_pretty(s.input) AS input_text, jsonb_pretty(s.data) AS data_text "
+                      "FROM once.console_saga($1) s", {id});
+    Response r;
+    if (s.size() == 0) {
+        c.db_ms = tx.db_ms();
+        r.status = 404;
+        r.body = page(c, "Saga not found", "/sagas", "<p id=not-found>No saga has the id <code>" + esc(id) + "</code>.</p>");
+        return r;
+    }
+    auto hist = tx.query("SELECT * FROM once.console_saga_history($1, 1000)", {id});
+    auto steps = tx.query(
+        "SELECT e->>'name' AS name, coalesce(e->>'kind', 'compensable') AS kind, "
+        "coalesce('topic ' || (e->'action'->>'topic'), 'function ' || (e->'action'->>'function'), '') AS action, "
+        "coalesce('topic ' || (e->'compensation'->>'topic'), 'function ' || (e->'compensation'->>'function'), '') AS compensation, "
+        "coalesce(e->>'max_attempts', '0') AS max_attempts "
+        "FROM jsonb_array_elements($1::jsonb->'steps') WITH ORDINALITY AS x(e, n) ORDER BY n",
+        {s(0, "definition")});
+    c.db_ms = tx.db_ms();
+    std::string status = s(0, "status");
+    std::vector<DiagramStep> ds;
+    for (int i = 0; i < steps.size(); ++i) {
+        DiagramStep d{steps(i, "name"), steps(i, "kind"), steps(i, "action"), steps(i, "compensation"), 0};
+        try { d.max_attempts = std::stoi(steps(i, "max_attempts")); } catch (...) {}
+        if (d.kind == "retriable") d.compensation.clear();
+        ds.push_back(d);
+    }
+    std::string svg;
+    try {
+        svg = render_svg(saga_dot(ds, saga_path(hist, status, s(0, "step"))));
+    } catch (const std::exception& e) {
+        svg = "<div class=error>" + esc(e.what()) + "</div>";
+    }
+    std::ostringstream b;
+    b << "<dl id=saga><dt>saga id</dt><dd>" << esc(id) << "</dd><dt>definition</dt><dd>" << esc(s(0, "name")) << " version "
+      << s(0, "version") << "</dd><dt>status</dt><dd id=status>" << status_badge(status) << "</dd><dt>step</dt><dd>"
+      << esc(s(0, "step")) << " (attempt " << s(0, "attempts") << ")</dd>";
+    if (!s.is_null(0, "cause")) b << "<dt>cause</dt><dd id=cause><b>" << esc(s(0, "cause")) << "</b></dd>";
+    if (!s.is_null(0, "last_error")) b << "<dt>last error</dt><dd id=last-error>" << esc(s(0, "last_error")) << "</dd>";
+    b << "<dt>started</dt><dd>" << ts(s(0, "created_at")) << "</dd><dt>updated</dt><dd>" << ts(s(0, "updated_at")) << "</dd>";
+    if (!s.is_null(0, "deadline")) b << "<dt>next deadline</dt><dd>" << ts(s(0, "deadline")) << "</dd>";
+    if (!s.is_null(0, "finished_at")) b << "<dt>finished</dt><dd>" << ts(s(0, "finished_at")) << "</dd>";
+    b << "</dl>";
+    if (status == "failed" || status == "running") {
+        b << "<form method=post action=\"/sagas/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
+          << "\"><input type=hidden name=saga_id value=\"" << esc(id) << "\">";
+        if (status == "failed") b << "<button type=submit name=op value=retry class=primary id=retry>Retry…</button> ";
+        b << "<button type=submit name=op value=abort class=danger id=abort>Abort…</button></form>";
+    }
+    b << "<h2>State diagram</h2><div class=diagram id=diagram>" << svg
+      << "</div><p class=muted>Yellow: where the saga is now. Blue: the states it has been through.</p>"
+      << "<h2>Timeline</h2><table id=history><tr><th>at</th><th>from</th><th>to</th><th>step</th><th>event</th><th>reason</th>"
+         "<th>message</th></tr>";
+    for (int i = 0; i < hist.size(); ++i)
+        b << "<tr" << (hist(i, "to_status") == "failed" ? " class=attn" : "") << "><td>" << esc(hist(i, "at").substr(0, 23))
+          << "</td><td>" << esc(hist(i, "from_status")) << "</td><td>" << esc(hist(i, "to_status")) << "</td><td>"
+          << esc(hist(i, "step")) << "</td><td>" << esc(hist(i, "event")) << "</td><td>" << esc(hist(i, "reason"))
+          << "</td><td>" << esc(hist(i, "message_id")) << "</td></tr>";
+    b << "</table><h2>Input</h2><pre id=input>" << esc(s(0, "input_text")) << "</pre><h2>Data</h2><pre id=data>"
+      << esc(s(0, "data_text")) << "</pre>";
+    r.body = page(c, "Saga " + id, "/sagas", b.str());
+    return r;
+}
+
+Response Console::saga_confirm(Ctx& c, const Request& req) {
+    std::string op = req.field("op"), id = req.field("saga_id");
+    if ((op != "retry" && op != "abort") || id.empty()) return redirect("/sagas");
+    std::ostringstream b;
+    if (c.session.role != Role::admin) b << "<div class=error>Your role (viewer) cannot act; ask an admin.</div>";
+    b << "<p id=question>" << (op == "retry" ? "Retry" : "Abort") << " saga <a href=\"/sagas/" << url_encode(id) << "\">"
+      << esc(id) << "</a>? "
+      << (op == "retry" ? "It resumes where it stopped: the pending command is sent again with the same key."
+                        : "Compensation starts: every step that did or may have taken effect is undone, newest first.")
+      << "</p><form method=post action=\"/sagas/act\"><input type=hidden name=csrf value=\"" << c.session.csrf
+      << "\"><input type=hidden name=op value=\"" << op << "\"><input type=hidden name=saga_id value=\"" << esc(id) << "\">";
+    if (op == "abort") b << "<p><label>Reason <input name=reason id=reason value=\"aborted in once-console\" size=50></label></p>";
+    b << "<button type=submit class=" << (op == "retry" ? "primary" : "danger") << " id=confirm>Yes, " << op
+      << "</button> <a href=\"/sagas/" << url_encode(id) << "\" id=cancel>Cancel</a></form>";
+    Response r;
+    r.body = page(c, "Confirm: " + op, "/sagas", b.str());
+    return r;
+}
+
+Response Console::saga_act(Ctx& c, const Request& req) {
+    std::string op = req.field("op"), id = req.field("saga_id");
+    if ((op != "retry" && op != "abort") || id.empty()) return redirect("/sagas");
+    Response r;
+    if (c.session.role != Role::admin) {
+        spdlog::warn("saga {} by viewer {} refused", op, c.session.user);
+        r.status = 403;
+        r.body = page(c, "Not allowed", "/sagas", "<div class=error id=error>Your role (viewer) cannot " + op + " a saga.</div>");
+        return r;
+    }
+    Tx tx(db_, c.session.role, false);
+    auto st = op == "retry" ? tx.query("SELECT once.console_saga_retry($1, $2)", {c.session.user, id})
+                            : tx.query("SELECT once.console_saga_abort($1, $2, $3)",
+                                       {c.session.user, id, opt(req.field("reason"))});
+    tx.commit();
+    spdlog::info("{} saga {} {}: now {}", c.session.user, op, id, st.get(0, 0));
+    sessions_.set_flash(c.session_id, "Saga " + id + ": " + op + " done, status now " + st.get(0, 0) + ".");
+    return redirect("/sagas/" + url_encode(id));
+}
+
+// ----------------------------------------------------------------------------- actions
+
+Response Console::actions(Ctx& c, const Request& req) {
+    std::string before = req.arg("before");
+    if (before.find_first_not_of("0123456789") != std::string::npos || before.size() > 18) before.clear();
+    Tx tx(db_, c.session.role, true);
+    auto rows = tx.query("SELECT * FROM once.console_recent_actions($1::bigint, $2)", {opt(before), std::to_string(kPage)});
+    c.db_ms = tx.db_ms();
+    std::ostringstream b;
+    b << "<table id=actions><tr><th>#</th><th>when</th><th>who</th><th>database role</th><th>action</th><th>ids</th>"
+         "<th>affected</th><th>result</th></tr>";
+    for (int i = 0; i < rows.size(); ++i) {
+        std::string ids = rows(i, "ids");
+        if (ids.size() > 300) ids = ids.substr(0, 300) + "…";
+        b << "<tr><td class=num>" << rows(i, "id") << "</td><td>" << ts(rows(i, "at")) << "</td><td>" << esc(rows(i, "actor"))
+          << "</td><td>" << esc(rows(i, "db_role")) << "</td><td>" << esc(rows(i, "action")) << "</td><td><code>" << esc(ids)
+          << "</code></td><td class=num>" << rows(i, "affected") << "</td><td>" << esc(rows(i, "result")) << "</td></tr>";
+    }
+    if (rows.size() == 0) b << "<tr><td colspan=8 class=muted>No actions yet.</td></tr>";
+    b << "</table>";
+    if (rows.size() == kPage) b << "<p><a id=older href=\"/actions?before=" << rows(kPage - 1, "id") << "\">Older actions →</a></p>";
+    Response r;
+    r.body = page(c, "Actions", "/actions", b.str());
+    return r;
+}
+
+// ----------------------------------------------------------------------------- HTTP
+
+namespace {
+
+#if MHD_VERSION >= 0x00097002
+using handler_result = MHD_Result;
+#else
+using handler_result = int;
+#endif
+
+struct Pending {
+    std::string body;
+    bool too_large = false;
+};
+
+handler_result collect(void* cls, MHD_ValueKind, const char* key, const char* value) {
+    auto* m = static_cast<std::map<std::string, std::vector<std::string>>*>(cls);
+    if (key) (*m)[key].push_back(value ? value : "");
+    return MHD_YES;
+}
+
+handler_result collect_cookie(void* cls, MHD_ValueKind, const char* key, const char* value) {
+    auto* m = static_cast<std::map<std::string, std::string>*>(cls);
+    if (key && value) (*m)[key] = value;
+    return MHD_YES;
+}
+
+handler_result access(void* cls, MHD_Connection* conn, const char* url, const char* method, const char*,
+                      const char* upload_data, size_t* upload_data_size, void** con_cls) {
+    auto* console = static_cast<Console*>(cls);
+    if (*con_cls == nullptr) {
+        *con_cls = new Pending;
+        return MHD_YES;
+    }
+    auto* pending = static_cast<Pending*>(*con_cls);
+    if (*upload_data_size) {
+        if (pending->body.size() + *upload_data_size > kMaxBody) pending->too_large = true;
+        else pending->body.append(upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    Request req;
+    req.method = method;
+    req.path = url;
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, &collect, &req.query);
+    MHD_get_connection_values(conn, MHD_COOKIE_KIND, &collect_cookie, &req.cookies);
+    Response res;
+    if (pending->too_large) {
+        res.status = 413;
+        res.content_type = "text/plain";
+        res.body = "request too large\n";
+    } else {
+        if (req.method == "POST") {
+            const char* type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+            if (type && std::strncmp(type, "application/x-www-form-urlencoded", 33) == 0) req.form = parse_form(pending->body);
+        }
+        if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
+            res.status = 405;
+            res.content_type = "text/plain";
+            res.body = "method not allowed\n";
+        } else {
+            res = console->handle(req);
+        }
+    }
+    MHD_Response* r = MHD_create_response_from_buffer(res.body.size(), const_cast<char*>(res.body.data()),
+                                                      MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", res.content_type.c_str());
+    // Pages carry no script: forbid every script, inline or not, and framing.
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
+                            "frame-ancestors 'none'; base-uri 'none'");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    for (auto& [k, v] : res.headers) MHD_add_response_header(r, k.c_str(), v.c_str());
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::string timing = "total;dur=" + std::to_string(ms);
+    MHD_add_response_header(r, "Server-Timing", timing.c_str());
+    spdlog::debug("{} {} -> {} in {:.1f} ms", req.method, req.path, res.status, ms);
+    handler_result ret = MHD_queue_response(conn, res.status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+void completed(void*, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
+    delete static_cast<Pending*>(*con_cls);
+    *con_cls = nullptr;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const Options& o, Console& console) {
+    const std::string& address = o.listen;
+    auto colon = address.rfind(':');
+    std::string host = address.substr(0, colon);
+    int port = std::stoi(address.substr(colon + 1));
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host == "localhost") host = "127.0.0.1";
+    if (!relay::is_loopback_host(host))
+        spdlog::warn("listening on {}: not a loopback address; serve it through an HTTPS proxy (and set "
+                     "secure-cookie = on), the console itself speaks plain HTTP", address);
+    sockaddr_storage ss{};
+    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
+    if (inet_pton(AF_INET, host.c_str(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr) == 1) {
+        auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+        sin->sin_family = AF_INET;
+        sin->sin_port = htons(static_cast<uint16_t>(port));
+    } else if (inet_pton(AF_INET6, host.c_str(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr) == 1) {
+        auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons(static_cast<uint16_t>(port));
+        flags |= MHD_USE_IPv6;
+    } else {
+        throw std::runtime_error("--listen \"" + address + "\": the host must be a numeric address (127.0.0.1, ::1) or localhost");
+    }
+    daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &access, &console, MHD_OPTION_SOCK_ADDR, &ss,
+                               MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(o.threads),
+                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 256u,
+                               MHD_OPTION_NOTIFY_COMPLETED, &completed, nullptr, MHD_OPTION_END);
+    if (!daemon_) throw std::runtime_error("--listen: cannot listen on " + address + " (address in use or not local)");
+    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+    port_ = info ? info->port : port;
+}
+
+HttpServer::~HttpServer() {
+    if (daemon_) MHD_stop_daemon(daemon_);
+}
+
+}  // namespace once::console

@@ -1,0 +1,71 @@
+// once-console's HTTP server (libmicrohttpd, a pool of request threads) and its pages.
+#pragma once
+
+#include "auth.hpp"
+#include "console_options.hpp"
+#include "db.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+struct MHD_Daemon;
+
+namespace once::console {
+
+struct Request {
+    std::string method, path, body;
+    std::map<std::string, std::vector<std::string>> query, form;
+    std::map<std::string, std::string> cookies;
+    std::string arg(const std::string& name) const;    // first query value or ""
+    std::string field(const std::string& name) const;  // first form value or ""
+};
+
+struct Response {
+    unsigned status = 200;
+    std::string body;
+    std::string content_type = "text/html; charset=utf-8";
+    std::vector<std::pair<std::string, std::string>> headers;
+};
+
+class Console {
+public:
+    Console(const Options& o, std::map<std::string, User> users);
+    Response handle(const Request& req);
+
+private:
+    struct Ctx;   // one request: session, transaction helpers, timings
+    Response route(Ctx& c, const Request& req);
+    Response login_page(const Request& req, const std::string& error, unsigned status = 200);
+    Response login_post(const Request& req);
+    Response overview(Ctx& c);
+    Response dead_list(Ctx& c, const Request& req);
+    Response dead_detail(Ctx& c, const std::string& id);
+    Response dead_confirm(Ctx& c, const Request& req);
+    Response dead_act(Ctx& c, const Request& req);
+    Response blocked(Ctx& c);
+    Response sagas(Ctx& c, const Request& req);
+    Response saga_detail(Ctx& c, const std::string& id);
+    Response saga_confirm(Ctx& c, const Request& req);
+    Response saga_act(Ctx& c, const Request& req);
+    Response actions(Ctx& c, const Request& req);
+    std::string page(Ctx& c, const std::string& title, const std::string& active, const std::string& body);
+
+    Options opts_;
+    DbConfig db_;
+    std::map<std::string, User> users_;
+    Sessions sessions_;
+};
+
+class HttpServer {
+public:
+    HttpServer(const Options& o, Console& console);   // binds; throws std::runtime_error
+    ~HttpServer();
+    int port() const { return port_; }
+
+private:
+    MHD_Daemon* daemon_ = nullptr;
+    int port_ = 0;
+};
+
+}  // namespace once::console
