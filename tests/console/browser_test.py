@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""once-console in a real browser: headless Chromium driven through WebDriver (selenium).
+
+Logs in, opens every page, redrives a dead letter and retries a failed saga by clicking
+(through the confirmation), checks each effect in the database with psql, checks that a
+viewer cannot act, and saves a screenshot of each page.
+
+    browser_test.py BASE_URL SCREENSHOT_DIR
+    env: ADMIN_SECRET, VIEWER_SECRET (the users "admin" and "viewer"), FORBIDDEN (text that
+         must appear in no page: secrets, hashes), and PGHOST/PGPORT/PGUSER/PGDATABASE for psql.
+Waits are WebDriverWait conditions with deadlines, never sleeps.
+"""
+import os
+import subprocess
+import sys
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+base, shots = sys.argv[1].rstrip("/"), sys.argv[2]
+os.makedirs(shots, exist_ok=True)
+forbidden = [s for s in os.environ.get("FORBIDDEN", "").split("\n") if s]
+checks = 0
+
+
+def ok(cond, what):
+    global checks
+    if not cond:
+        raise SystemExit(f"not ok - {what}")
+    checks += 1
+    print(f"ok {checks} - {what}", flush=True)
+
+
+def psql(sql):
+    return subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+opts = webdriver.ChromeOptions()
+opts.binary_location = "/usr/bin/chromium"
+for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+          "--window-size=1400,1000", "--force-device-scale-factor=1"):
+    opts.add_argument(a)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+wait = WebDriverWait(driver, 20)
+
+
+def shot(name):
+    # the whole page: grow the window to the document's height first
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1400, min(max(height + 40, 600), 4000))
+    driver.save_screenshot(os.path.join(shots, name + ".png"))
+    driver.set_window_size(1400, 1000)
+
+
+def page_is_clean():
+    src = driver.page_source
+    for f in forbidden:
+        ok(f not in src, f"no secret in {driver.current_url}")
+
+
+def open_nav(label, marker):
+    driver.find_element(By.LINK_TEXT, label).click()
+    return wait.until(EC.presence_of_element_located((By.ID, marker)))
+
+
+def login(user, secret):
+    driver.get(base + "/login")
+    wait.until(EC.presence_of_element_located((By.ID, "user"))).send_keys(user)
+    driver.find_element(By.ID, "secret").send_keys(secret)
+    driver.find_element(By.ID, "login").click()
+    wait.until(EC.presence_of_element_located((By.ID, "topics")))
+
+
+try:
+    # --- login
+    driver.get(base + "/")
+    wait.until(EC.presence_of_element_located((By.ID, "login")))
+    ok(driver.current_url.endswith("/login"), "an anonymous visitor is sent to /login")
+    shot("login")
+    driver.find_element(By.ID, "user").send_keys("admin")
+    driver.find_element(By.ID, "secret").send_keys("wrong password")
+    driver.find_element(By.ID, "login").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "error"))).text.startswith("Wrong user"), "a wrong password is refused")
+    login("admin", os.environ["ADMIN_SECRET"])
+    cookie = driver.get_cookie("once_console_session")
+    ok(cookie and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict", "session cookie is HttpOnly, SameSite=Strict")
+    forbidden.append(cookie["value"])
+
+    # --- overview
+    topics = driver.find_element(By.ID, "topics")
+    rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r for r in topics.find_elements(By.TAG_NAME, "tr")[1:]}
+    ok(set(rows) >= {"orders.placed", "payment.capture", "mail.send"}, "overview lists the topics")
+    ok("attn" in rows["payment.capture"].get_attribute("class"), "payment.capture (dead letters) is marked")
+    ok("attn" not in (rows["orders.placed"].get_attribute("class") or ""), "orders.placed is not marked")
+    ok(rows["mail.send"].find_elements(By.TAG_NAME, "td")[2].text == "1", "mail.send has 1 delayed message")
+    page_is_clean()
+    shot("overview")
+
+    # --- dead letters: list, filter, detail, redrive by clicking
+    open_nav("Dead letters", "dead")
+    ok(len(driver.find_elements(By.CSS_SELECTOR, "#dead input[type=checkbox]")) == 7, "7 dead letters listed")
+    page_is_clean()
+    shot("dead_letters")
+    driver.find_element(By.ID, "f-key").send_keys("pay-3")
+    driver.find_element(By.ID, "filter").click()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#dead input[type=checkbox]")) == 1)
+    ok(True, "filter by key leaves one")
+    target = psql("SELECT id FROM once.outbox WHERE key = 'pay-3'")
+    driver.find_element(By.CSS_SELECTOR, f"a[href='/dead/{target}']").click()
+    payload = wait.until(EC.presence_of_element_located((By.ID, "payload")))
+    ok('"amount": 453' in payload.text, "detail shows the payload")
+    ok("traceparent" in driver.find_element(By.ID, "headers").text, "detail shows the headers")
+    ok("HTTP 502" in driver.find_element(By.ID, "last-error").text, "detail shows the error")
+    shot("dead_letter")
+    driver.find_element(By.ID, "redrive").click()
+    q = wait.until(EC.presence_of_element_located((By.ID, "question")))
+    ok(q.text.startswith("Redrive these 1 dead letter"), "redrive asks for confirmation")
+    shot("confirm_redrive")
+    ok(psql(f"SELECT dead_at IS NOT NULL FROM once.outbox WHERE id = '{target}'") == "t", "still dead before confirming")
+    driver.find_element(By.ID, "confirm").click()
+    flash = wait.until(EC.presence_of_element_located((By.ID, "flash")))
+    ok(flash.text == "Redrove 1 of 1 dead letter(s).", "the console reports the redrive")
+    ok(psql(f"SELECT dead_at IS NULL AND attempt = 0 FROM once.outbox WHERE id = '{target}'") == "t",
+       "database: the message is no longer dead, attempts reset")
+    ok(psql(f"SELECT actor || ' ' || action || ' ' || affected FROM once.console_actions WHERE ids = ARRAY['{target}']")
+       == "admin redrive 1", "database: the action is in once.console_actions")
+
+    # several at once: select two, discard them
+    boxes = driver.find_elements(By.CSS_SELECTOR, "#dead input[type=checkbox]")
+    ok(len(boxes) == 6, "6 dead letters left")
+    picked = [b.get_attribute("value") for b in boxes[-2:]]
+    for b in boxes[-2:]:
+        b.click()
+    driver.find_element(By.ID, "discard-selected").click()
+    wait.until(EC.presence_of_element_located((By.ID, "question")))
+    driver.find_element(By.ID, "confirm").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Discarded 2 of 2 dead letter(s).",
+       "two discarded at once")
+    ok(psql("SELECT count(*) FROM once.outbox WHERE id IN ('%s')" % "','".join(picked)) == "0", "database: both are gone")
+
+    # --- blocked keys
+    open_nav("Blocked keys", "blocked")
+    ok("pay-7" in driver.find_element(By.ID, "blocked").text, "pay-7 is listed as blocked")
+    page_is_clean()
+    shot("blocked_keys")
+
+    # --- sagas: list by status, detail with diagram, retry by clicking
+    open_nav("Sagas", "sagas")
+    Select(driver.find_element(By.ID, "f-status")).select_by_visible_text("failed")
+    driver.find_element(By.ID, "filter").click()
+    wait.until(lambda d: "status=failed" in d.current_url)
+    ok(len(driver.find_elements(By.CSS_SELECTOR, "#sagas tr")) == 3, "2 failed sagas listed")
+    shot("sagas")
+    driver.find_element(By.LINK_TEXT, "order-declined-1").click()
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#diagram svg")))
+    ok("card declined" in driver.find_element(By.ID, "cause").text, "the cause is the declined card")
+    ok("stock service timeout" in driver.find_element(By.ID, "last-error").text or
+       driver.find_element(By.ID, "last-error").text != "", "the last error is shown apart")
+    ok(len(driver.find_elements(By.CSS_SELECTOR, "#diagram svg g.node")) >= 8, "the diagram has the states")
+    ok(len(driver.find_elements(By.CSS_SELECTOR, "#history tr")) > 3, "the timeline is shown")
+    page_is_clean()
+    shot("saga")
+    driver.find_element(By.ID, "retry").click()
+    wait.until(EC.presence_of_element_located((By.ID, "question")))
+    shot("confirm_retry")
+    driver.find_element(By.ID, "confirm").click()
+    flash = wait.until(EC.presence_of_element_located((By.ID, "flash")))
+    ok("retry done" in flash.text, "the console reports the retry")
+    st = psql("SELECT status FROM once.saga_instances WHERE saga_id = 'order-declined-1'")
+    ok(st == "compensating", f"database: the saga left failed and compensates again ({st})")
+    ok(psql("SELECT actor || ' ' || action FROM once.console_actions WHERE ids = ARRAY['order-declined-1']")
+       == "admin saga_retry", "database: the retry is in once.console_actions")
+    open_nav("Sagas", "sagas")
+    driver.find_element(By.ID, "q").send_keys("order-soldout")
+    driver.find_element(By.ID, "search").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "status"))).text == "compensated", "search by saga id")
+
+    # --- actions
+    open_nav("Actions", "actions")
+    text = driver.find_element(By.ID, "actions").text
+    ok("saga_retry" in text and "redrive" in text and "discard" in text, "the actions page lists every action")
+    shot("actions")
+    driver.find_element(By.ID, "logout").click()
+    wait.until(EC.presence_of_element_located((By.ID, "login")))
+    driver.get(base + "/dead")
+    wait.until(EC.presence_of_element_located((By.ID, "login")))
+    ok(driver.current_url.endswith("/login"), "after logout the pages need a login again")
+
+    # --- a viewer looks but cannot act
+    login("viewer", os.environ["VIEWER_SECRET"])
+    victim = psql("SELECT id FROM once.outbox WHERE key = 'pay-7' AND dead_at IS NOT NULL")
+    driver.get(base + "/dead/" + victim)
+    wait.until(EC.presence_of_element_located((By.ID, "redrive"))).click()
+    wait.until(EC.presence_of_element_located((By.ID, "question")))
+    driver.find_element(By.ID, "confirm").click()
+    ok("cannot" in wait.until(EC.presence_of_element_located((By.ID, "error"))).text, "a viewer's redrive is refused")
+    ok(psql(f"SELECT dead_at IS NOT NULL FROM once.outbox WHERE id = '{victim}'") == "t", "database: still dead")
+    print(f"1..{checks}")
+finally:
+    driver.quit()

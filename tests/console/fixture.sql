@@ -1,0 +1,47 @@
+-- A small database for once-console's tests (tests/integration/console_browser.sh): a backlog
+-- on three topics, dead letters (one of them the head of a key, so that key is blocked) and
+-- sagas in every status, among them failed ones whose cause differs from their last error.
+\set ON_ERROR_STOP on
+CREATE EXTENSION pg_once;
+
+-- Backlog: ready messages, a delayed one, and keyed ones.
+SELECT count(once.send('orders.placed', jsonb_build_object('order', g), 'order-' || g)) FROM generate_series(1, 40) g;
+SELECT once.send('mail.send', '{"to": "ada@example.org", "template": "receipt"}', NULL, NULL, now() + interval '1 hour');
+
+-- Dead letters: payment.capture messages the sink refused. order-7 has a second message
+-- waiting behind its dead head: the key is blocked.
+SELECT once.send('payment.capture', jsonb_build_object('order', g, 'amount', 450 + g),
+                 'pay-' || g, '{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}')
+  FROM generate_series(1, 6) g;
+SELECT once.send('payment.capture', '{"order": 7, "amount": 900}', 'pay-7');
+SELECT once.send('payment.capture', '{"order": 7, "amount": 900, "retry": true}', 'pay-7');
+SELECT count(once.dead('test-relay', m.id, 'HTTP 502 from payments.example: card processor unreachable (attempt ' || m.attempt || ')'))
+  FROM once.claim('test-relay', 100, '1 minute', ARRAY['payment.capture']) m;
+
+-- Sagas (replies by hand: once.saga_reply).
+SELECT once.saga_define('cafe_order', $${"steps": [
+  {"name": "reserve_stock", "action": {"topic": "stock.reserve"},
+   "compensation": {"topic": "stock.release", "max_attempts": 1}, "timeout": "1 hour"},
+  {"name": "capture_payment", "action": {"topic": "payment.charge"}, "compensation": {"topic": "payment.refund"},
+   "timeout": "1 hour", "kind": "pivot"},
+  {"name": "notify", "action": {"topic": "notify.send"}, "kind": "retriable", "timeout": "1 hour"}]}$$);
+
+-- completed
+SELECT once.saga_start('cafe_order', 'order-ok-' || g, jsonb_build_object('item', 'flat white', 'price', 450))
+  FROM generate_series(1, 3) g;
+SELECT once.saga_reply('order-ok-' || g, 'reserve_stock', 'succeeded', '{"reservation": "r-1"}'),
+       once.saga_reply('order-ok-' || g, 'capture_payment', 'succeeded', '{"charge": "ch-1"}'),
+       once.saga_reply('order-ok-' || g, 'notify', 'succeeded')
+  FROM generate_series(1, 3) g;
+-- compensated: sold out
+SELECT once.saga_start('cafe_order', 'order-soldout', '{"item": "matcha", "price": 500}');
+SELECT once.saga_reply('order-soldout', 'reserve_stock', 'failed', '{"error": "sold out"}');
+-- failed: the card was declined, then releasing the stock failed too (the last error hides the cause)
+SELECT once.saga_start('cafe_order', 'order-declined-' || g, '{"item": "cortado", "price": 380}')
+  FROM generate_series(1, 2) g;
+SELECT once.saga_reply('order-declined-' || g, 'reserve_stock', 'succeeded', '{"reservation": "r-9"}'),
+       once.saga_reply('order-declined-' || g, 'capture_payment', 'failed', '{"error": "card declined"}'),
+       once.saga_reply('order-declined-' || g, 'reserve_stock', 'compensation_failed', '{"error": "stock service timeout"}')
+  FROM generate_series(1, 2) g;
+-- running
+SELECT once.saga_start('cafe_order', 'order-running', '{"item": "latte", "price": 420}');
