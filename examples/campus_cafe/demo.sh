@@ -15,6 +15,7 @@ orders=${1:-200}
 export ONCE_STAGE_DIR=$root/build/stage ONCE_BUILD_DIR=$root/build
 source "$root/tests/lib/cluster.sh"
 source "$root/examples/campus_cafe/cafe.sh"
+source "$root/examples/campus_cafe/console.sh"
 
 cleanup() {
     cafe_stop_ticker
@@ -83,4 +84,5 @@ if [ $status -eq 0 ]; then
 else
     echo "AN INVARIANT IS BROKEN (relay logs in $ONCE_CLUSTER_DIR)" >&2
 fi
+cafe_console || status=1
 exit $status
