@@ -32,7 +32,7 @@ std::string saga_dot(const std::vector<DiagramStep>& steps, const DiagramPath& p
         if (id == path.current) attrs += ", fillcolor=\"#ffd24d\", color=\"#b35900\", penwidth=3";
         else if (path.nodes.count(id)) attrs += ", fillcolor=\"#dbe9ff\", color=\"#2b6cb0\", penwidth=2";
         if (!extra.empty()) attrs += ", " + extra;
-        dot += "  " + q(id) + " [" + attrs + ", id=" + q("node-" + id) + "];\n";
+        dot += "  " + q(id) + " [" + attrs + ", id=" + q("node_" + id) + "];\n";
     };
     auto edge = [&](const std::string& a, const std::string& b, const std::string& label) {
         bool on_path = path.edges.count({a, b}) > 0;
