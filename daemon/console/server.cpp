@@ -21,7 +21,7 @@ namespace once::console {
 namespace {
 
 constexpr int kPage = 50;          // rows per list page
-constexpr int kCap = 10000;        // counts stop here ("10000+")
+constexpr int kCap = 1000;         // counts stop here ("1000+"), as in once.console_*()
 constexpr size_t kMaxBody = 256 * 1024;
 constexpr size_t kMaxIds = 500;    // dead letters per action
 const char* kCookie = "once_console_session";
@@ -110,6 +110,7 @@ std::string Console::page(Ctx& c, const std::string& title, const std::string& a
     std::string nav;
     const std::pair<const char*, const char*> items[] = {{"/", "Overview"}, {"/dead", "Dead letters"},
                                                          {"/blocked", "Blocked keys"}, {"/sagas", "Sagas"},
+                                                         {"/inbox", "Inbox"}, {"/keys", "Keys"},
                                                          {"/actions", "Actions"}};
     for (auto& [href, label] : items)
         nav += std::string("<a href=\"") + href + "\"" + (active == href ? " class=on" : "") + ">" + label + "</a>";
@@ -196,7 +197,11 @@ Response Console::route(Ctx& c, const Request& req) {
         if (p == "/sagas") return sagas(c, req);
         if (p.rfind("/sagas/", 0) == 0) return saga_detail(c, p.substr(7));   // MHD decoded the path
         if (p == "/actions") return actions(c, req);
+        if (p == "/inbox") return inbox(c, req);
+        if (p == "/keys") return keys(c, req);
     } else if (req.method == "POST") {
+        if (p == "/other/confirm") return small_confirm(c, req);
+        if (p == "/other/act") return small_act(c, req);
         if (p == "/dead/confirm") return dead_confirm(c, req);
         if (p == "/dead/act") return dead_act(c, req);
         if (p == "/sagas/confirm") return saga_confirm(c, req);
@@ -260,9 +265,8 @@ Response Console::login_post(const Request& req) {
 
 Response Console::overview(Ctx& c) {
     Tx tx(db_, c.session.role, true);
-    auto topics = tx.query("SELECT t.*, extract(epoch FROM now() - t.oldest_ready) AS age "
-                           "FROM once.console_topics($1) t", {std::to_string(kCap)});
-    auto counts = tx.query("SELECT name, status, n FROM once.console_saga_counts($1)", {std::to_string(kCap)});
+    auto topics = tx.query("SELECT t.*, extract(epoch FROM now() - t.oldest_ready) AS age FROM once.console_topics() t");
+    auto counts = tx.query("SELECT status, n FROM once.console_saga_counts()");
     c.db_ms = tx.db_ms();
     std::ostringstream b;
     int attention = 0;
@@ -286,23 +290,19 @@ Response Console::overview(Ctx& c) {
     b << "</table><p class=muted>Counts stop at " << kCap << " per topic and kind (shown as " << kCap
       << "+), so this page costs the same with a million messages waiting. Ready, delayed and in flight are counted "
          "over the first " << kCap << " pending messages in claim order.</p>";
-    b << "<h2>Sagas</h2><table id=saga-counts><tr><th>definition</th>";
+    b << "<h2>Sagas</h2><table id=saga-counts><tr>";
+    std::map<std::string, std::string> by_status;
+    for (int i = 0; i < counts.size(); ++i) by_status[counts.get(i, 0)] = counts.get(i, 1);
     static const char* statuses[] = {"running", "compensating", "failed", "completed", "compensated"};
-    for (auto* s : statuses) b << "<th>" << s << "</th>";
-    b << "</tr>";
-    std::map<std::string, std::map<std::string, std::string>> by_name;
-    for (int i = 0; i < counts.size(); ++i) by_name[counts.get(i, 0)][counts.get(i, 1)] = counts.get(i, 2);
-    for (auto& [name, m] : by_name) {
-        bool failed = m["failed"] != "0" && !m["failed"].empty();
-        if (failed) ++attention;
-        b << "<tr" << (failed ? " class=attn" : "") << "><td>" << esc(name) << "</td>";
-        for (auto* s : statuses)
-            b << "<td class=num><a href=\"/sagas?name=" << url_encode(name) << "&amp;status=" << s << "\">"
-              << (std::stol(m[s].empty() ? "0" : m[s]) >= kCap ? std::to_string(kCap) + "+" : m[s]) << "</a></td>";
-        b << "</tr>";
-    }
-    if (by_name.empty()) b << "<tr><td colspan=6 class=muted>No saga definitions.</td></tr>";
-    b << "</table>";
+    for (auto* st : statuses) b << "<th>" << st << "</th>";
+    bool failed = by_status["failed"] != "0" && !by_status["failed"].empty();
+    if (failed) ++attention;
+    b << "</tr><tr" << (failed ? " class=attn" : "") << ">";
+    for (auto* st : statuses)
+        b << "<td class=num><a href=\"/sagas?status=" << st << "\">"
+          << (std::stol(by_status[st].empty() ? "0" : by_status[st]) >= kCap ? std::to_string(kCap) + "+" : by_status[st])
+          << "</a></td>";
+    b << "</tr></table>";
     std::string head = attention ? "<div class=error id=attention>" + std::to_string(attention) +
                                        " row(s) need attention (marked red).</div>"
                                  : "<div class=flash id=attention>Nothing needs attention.</div>";
@@ -485,7 +485,7 @@ Response Console::sagas(Ctx& c, const Request& req) {
     auto bar = before.find('|');
     if (bar != std::string::npos) { before_created = before.substr(0, bar); before_id = before.substr(bar + 1); }
     Tx tx(db_, c.session.role, true);
-    auto names = tx.query("SELECT DISTINCT name FROM once.console_saga_counts(1) ORDER BY 1");
+    auto names = tx.query("SELECT name FROM once.console_saga_definitions()");
     auto rows = tx.query("SELECT * FROM once.console_sagas($1, $2, $3::timestamptz, $4, $5)",
                          {opt(name), opt(status), before_created, before_id, std::to_string(kPage)});
     c.db_ms = tx.db_ms();
@@ -671,6 +671,109 @@ Response Console::actions(Ctx& c, const Request& req) {
     Response r;
     r.body = page(c, "Actions", "/actions", b.str());
     return r;
+}
+
+// ----------------------------------------------------------------------------- inbox, keys
+
+Response Console::inbox(Ctx& c, const Request& req) {
+    std::string after = req.arg("after");
+    std::optional<std::string> after_source, after_id;
+    auto bar = after.find('|');
+    if (bar != std::string::npos) { after_source = after.substr(0, bar); after_id = after.substr(bar + 1); }
+    Tx tx(db_, c.session.role, true);
+    auto rows = tx.query("SELECT * FROM once.console_inbox_poison($1, $2, $3)", {after_source, after_id, std::to_string(kPage)});
+    c.db_ms = tx.db_ms();
+    std::ostringstream b;
+    b << "<p class=muted>Poison messages failed their source's max attempts; once.deliver refuses them until they are "
+         "retried (fix the handler or the data first).</p><table id=poison><tr><th>source</th><th>message id</th><th>topic</th>"
+         "<th>attempts</th><th>first failed</th><th>last failed</th><th>last error</th><th></th></tr>";
+    for (int i = 0; i < rows.size(); ++i) {
+        b << "<tr class=attn><td>" << esc(rows(i, "source")) << "</td><td>" << esc(rows(i, "message_id")) << "</td><td>"
+          << esc(rows(i, "topic")) << "</td><td class=num>" << rows(i, "attempts") << "</td><td>" << ts(rows(i, "first_failed_at"))
+          << "</td><td>" << ts(rows(i, "last_failed_at")) << "</td><td>" << esc(rows(i, "last_error"))
+          << "</td><td><form method=post action=\"/other/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
+          << "\"><input type=hidden name=op value=inbox_retry><input type=hidden name=a value=\"" << esc(rows(i, "source"))
+          << "\"><input type=hidden name=b value=\"" << esc(rows(i, "message_id"))
+          << "\"><button type=submit>Retry…</button></form></td></tr>";
+    }
+    if (rows.size() == 0) b << "<tr><td colspan=8 class=muted>No poison messages.</td></tr>";
+    b << "</table>";
+    if (rows.size() == kPage)
+        b << "<p><a id=older href=\"/inbox?after=" << url_encode(rows(kPage - 1, "source") + "|" + rows(kPage - 1, "message_id"))
+          << "\">More →</a></p>";
+    Response r;
+    r.body = page(c, "Inbox: poison messages", "/inbox", b.str());
+    return r;
+}
+
+Response Console::keys(Ctx& c, const Request& req) {
+    std::string scope = req.arg("scope"), key = req.arg("key");
+    std::ostringstream b;
+    b << "<form class=filters method=get action=\"/keys\">Scope <input name=scope id=k-scope value=\"" << esc(scope)
+      << "\"> Key <input name=key id=k-key value=\"" << esc(key) << "\"> <button type=submit id=lookup>Look up</button></form>";
+    if (!scope.empty() || !key.empty()) {
+        Tx tx(db_, c.session.role, true);
+        auto k = tx.query("SELECT * FROM once.console_key($1, $2)", {scope, key});
+        c.db_ms = tx.db_ms();
+        if (k.size() == 0) {
+            b << "<p id=not-found>No key <code>" << esc(key) << "</code> in scope <code>" << esc(scope) << "</code>.</p>";
+        } else {
+            bool expired = k(0, "expired") == "t";
+            b << "<dl id=key><dt>state</dt><dd>" << esc(k(0, "state")) << (expired ? " (expired: treated as absent)" : "")
+              << "</dd><dt>attempt</dt><dd>" << k(0, "attempt") << "</dd><dt>recovery point</dt><dd>" << esc(k(0, "recovery_point"))
+              << "</dd><dt>owner</dt><dd>" << esc(k(0, "owner")) << "</dd><dt>leased until</dt><dd>" << ts(k(0, "locked_until"))
+              << "</dd><dt>status</dt><dd>" << esc(k(0, "status")) << "</dd><dt>stored response</dt><dd>"
+              << (k.is_null(0, "response_bytes") ? "none" : k(0, "response_bytes") + " bytes (not shown: it belongs to its owner)")
+              << "</dd><dt>created</dt><dd>" << ts(k(0, "created_at")) << "</dd><dt>expires</dt><dd>" << ts(k(0, "expires_at"))
+              << "</dd></dl>";
+            if (k(0, "state") == "in_progress" && !expired)
+                b << "<form method=post action=\"/other/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
+                  << "\"><input type=hidden name=op value=key_release><input type=hidden name=a value=\"" << esc(scope)
+                  << "\"><input type=hidden name=b value=\"" << esc(key)
+                  << "\"><button type=submit class=danger id=release>Release…</button></form>";
+        }
+    }
+    Response r;
+    r.body = page(c, "Idempotency keys", "/keys", b.str());
+    return r;
+}
+
+Response Console::small_confirm(Ctx& c, const Request& req) {
+    std::string op = req.field("op"), a = req.field("a"), bb = req.field("b");
+    if ((op != "inbox_retry" && op != "key_release") || a.empty() || bb.empty()) return redirect("/");
+    std::ostringstream b;
+    if (c.session.role != Role::admin) b << "<div class=error>Your role (viewer) cannot act; ask an admin.</div>";
+    if (op == "inbox_retry")
+        b << "<p id=question>Retry message <code>" << esc(bb) << "</code> from source <code>" << esc(a)
+          << "</code>? Its failures are forgotten and the next delivery runs its handlers again.</p>";
+    else
+        b << "<p id=question>Release key <code>" << esc(bb) << "</code> in scope <code>" << esc(a)
+          << "</code>? Its holder loses it; the next call with the key runs the command again.</p>";
+    b << "<form method=post action=\"/other/act\"><input type=hidden name=csrf value=\"" << c.session.csrf
+      << "\"><input type=hidden name=op value=\"" << op << "\"><input type=hidden name=a value=\"" << esc(a)
+      << "\"><input type=hidden name=b value=\"" << esc(bb) << "\"><button type=submit class=danger id=confirm>Yes</button> "
+      << "<a href=\"" << (op == "inbox_retry" ? "/inbox" : "/keys") << "\" id=cancel>Cancel</a></form>";
+    Response r;
+    r.body = page(c, op == "inbox_retry" ? "Confirm: retry" : "Confirm: release", op == "inbox_retry" ? "/inbox" : "/keys", b.str());
+    return r;
+}
+
+Response Console::small_act(Ctx& c, const Request& req) {
+    std::string op = req.field("op"), a = req.field("a"), bb = req.field("b");
+    if ((op != "inbox_retry" && op != "key_release") || a.empty() || bb.empty()) return redirect("/");
+    Response r;
+    if (c.session.role != Role::admin) {
+        r.status = 403;
+        r.body = page(c, "Not allowed", "", "<div class=error id=error>Your role (viewer) cannot act.</div>");
+        return r;
+    }
+    Tx tx(db_, c.session.role, false);
+    auto done = tx.query("SELECT once.console_" + op + "($1, $2, $3)", {c.session.user, a, bb});
+    tx.commit();
+    spdlog::info("{} {} {} {}: {}", c.session.user, op, a, bb, done.get(0, 0));
+    sessions_.set_flash(c.session_id, std::string(op == "inbox_retry" ? "Retry" : "Release") + ": " +
+                                          (done.get(0, 0) == "t" ? "done." : "nothing to do (already gone)."));
+    return redirect(op == "inbox_retry" ? "/inbox" : "/keys?scope=" + url_encode(a) + "&key=" + url_encode(bb));
 }
 
 // ----------------------------------------------------------------------------- HTTP

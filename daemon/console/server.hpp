@@ -49,6 +49,10 @@ private:
     Response saga_confirm(Ctx& c, const Request& req);
     Response saga_act(Ctx& c, const Request& req);
     Response actions(Ctx& c, const Request& req);
+    Response inbox(Ctx& c, const Request& req);
+    Response keys(Ctx& c, const Request& req);
+    Response small_confirm(Ctx& c, const Request& req);   // inbox retry, key release
+    Response small_act(Ctx& c, const Request& req);
     std::string page(Ctx& c, const std::string& title, const std::string& active, const std::string& body);
 
     Options opts_;

@@ -4,7 +4,8 @@
 --
 --   once_console_viewer  may call the console_* read functions, nothing else
 --   once_console_admin   viewer + the console_* action functions (redrive, discard, saga
---                        retry/abort), each of which records itself in once.console_actions
+--                        retry/abort, inbox retry, key release), each of which records itself
+--                        in once.console_actions
 --
 -- once-console logs in with one database role that has once_console_admin and runs each
 -- request under SET ROLE once_console_viewer or once_console_admin, by the console user's
@@ -30,9 +31,10 @@ CREATE TABLE once.console_actions (
     at         timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
     actor      text        NOT NULL,   -- the console user (a name from its credentials file)
     db_role    name        NOT NULL,   -- the database login that ran it (session_user)
-    action     text        NOT NULL CHECK (action IN ('redrive', 'discard', 'saga_retry', 'saga_abort')),
+    action     text        NOT NULL CHECK (action IN ('redrive', 'discard', 'saga_retry', 'saga_abort',
+                                                          'inbox_retry', 'key_release')),
     ids        text[]      NOT NULL,
-    affected   integer     NOT NULL,   -- dead letters changed; 1 for a saga action
+    affected   integer     NOT NULL,   -- dead letters changed; 1 or 0 for the others
     result     text                    -- a saga's new status, an abort's reason
 );
 COMMENT ON TABLE once.console_actions IS 'Audit log of once-console: every action, with who, when and which ids';
@@ -45,13 +47,17 @@ CREATE INDEX outbox_dead ON once.outbox (dead_at, id) WHERE dead_at IS NOT NULL;
 -- Sagas listed newest first, all or by status.
 CREATE INDEX saga_instances_created ON once.saga_instances (created_at, saga_id);
 CREATE INDEX saga_instances_status ON once.saga_instances (status, created_at, saga_id);
+-- Poison inbox messages (only those rows: receives of healthy messages never touch it).
+CREATE INDEX inbox_poisoned ON once.inbox (source, message_id) WHERE poison;
 
 -- ----------------------------------------------------------------------------- reads
 
--- Per topic (at most 200 topics, found by skipping through the topic index): the first `cap`
+-- Per topic (at most 200 topics, found by skipping through the topic index): the first 1000
 -- pending messages in claim order split into ready / delayed / in flight, then blocked (waiting
--- behind their key's head) and dead, each counted up to `cap`. capped = a count reached cap.
-CREATE FUNCTION once.console_topics(cap integer DEFAULT 10000)
+-- behind their key's head) and dead, each counted up to 1000. capped = a count reached it.
+-- The limit is a constant, not a parameter: with LIMIT $1 the planner assumes a large share
+-- of the table and may choose a bitmap scan and sort of a whole topic.
+CREATE FUNCTION once.console_topics()
 RETURNS TABLE (topic text, ready bigint, delayed bigint, in_flight bigint, blocked bigint, dead bigint,
                oldest_ready timestamptz, capped boolean)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -63,7 +69,7 @@ AS $$
           FROM t WHERE t.topic IS NOT NULL
     )
     SELECT t.topic, p.ready, p.delayed, p.in_flight, b.n, d.n, p.oldest_ready,
-           (p.total >= cap OR b.n >= cap OR d.n >= cap)
+           (p.total >= 1000 OR b.n >= 1000 OR d.n >= 1000)
       FROM (SELECT t.topic FROM t WHERE t.topic IS NOT NULL LIMIT 200) t
      CROSS JOIN LATERAL (
             SELECT count(*) FILTER (WHERE s.visible_at <= now()) AS ready,
@@ -75,42 +81,59 @@ AS $$
                      WHERE o.topic = t.topic
                        AND COALESCE(o.pos, o.id) > '00000000-0000-0000-0000-000000000000'::uuid
                        AND COALESCE(o.pos, o.id) < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
-                     ORDER BY COALESCE(o.pos, o.id) LIMIT cap) s) p
+                     ORDER BY COALESCE(o.pos, o.id) LIMIT 1000) s) p
      CROSS JOIN LATERAL (
             SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
                      WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid LIMIT cap) x) b
+                       AND COALESCE(o.pos, o.id) = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid LIMIT 1000) x) b
      CROSS JOIN LATERAL (
             SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
                      WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = '00000000-0000-0000-0000-000000000000'::uuid LIMIT cap) x) d
+                       AND COALESCE(o.pos, o.id) = '00000000-0000-0000-0000-000000000000'::uuid LIMIT 1000) x) d
      ORDER BY t.topic
 $$;
-COMMENT ON FUNCTION once.console_topics(integer) IS
-    'once-console overview: per topic ready, delayed, in flight, blocked, dead (each counted up to cap) and the oldest ready message';
+COMMENT ON FUNCTION once.console_topics() IS
+    'once-console overview: per topic ready, delayed, in flight, blocked, dead (each counted up to 1000) and the oldest ready message';
 
 -- Dead letters, newest first; filters are optional (NULL); page after (before_dead, before_id).
+-- With a key, its few messages come from outbox_key; otherwise outbox_dead is walked newest
+-- first (two statements: one plan with "p_key IS NULL OR" could use neither index well).
 CREATE FUNCTION once.console_dead_letters(
     p_topic text, p_key text, p_error text,
     before_dead timestamptz DEFAULT NULL, before_id uuid DEFAULT NULL, max_rows integer DEFAULT 50)
 RETURNS TABLE (id uuid, topic text, key text, attempt integer, last_error text,
                created_at timestamptz, dead_at timestamptz)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT o.id, o.topic, o.key, o.attempt, left(o.last_error, 300), o.created_at, o.dead_at
-      FROM once.outbox o
-     WHERE o.dead_at IS NOT NULL
-       AND (before_dead IS NULL OR (o.dead_at, o.id) < (before_dead, before_id))
-       AND (p_topic IS NULL OR o.topic = p_topic)
-       AND (p_key IS NULL OR o.key = p_key)
-       AND (p_error IS NULL OR strpos(lower(o.last_error), lower(p_error)) > 0)
-     ORDER BY o.dead_at DESC, o.id DESC
-     LIMIT least(greatest(max_rows, 1), 500)
+BEGIN
+    IF p_key IS NOT NULL THEN
+        RETURN QUERY
+        SELECT o.id, o.topic, o.key, o.attempt, left(o.last_error, 300), o.created_at, o.dead_at
+          FROM once.outbox o
+         WHERE o.key = p_key AND o.dead_at IS NOT NULL
+           AND (before_dead IS NULL OR (o.dead_at, o.id) < (before_dead, before_id))
+           AND (p_topic IS NULL OR o.topic = p_topic)
+           AND (p_error IS NULL OR strpos(lower(o.last_error), lower(p_error)) > 0)
+         ORDER BY o.dead_at DESC, o.id DESC
+         LIMIT least(greatest(max_rows, 1), 500);
+    ELSE
+        RETURN QUERY
+        SELECT o.id, o.topic, o.key, o.attempt, left(o.last_error, 300), o.created_at, o.dead_at
+          FROM once.outbox o
+         WHERE o.dead_at IS NOT NULL
+           AND (o.dead_at, o.id) < (COALESCE(before_dead, 'infinity'),
+                                    COALESCE(before_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+           AND (p_topic IS NULL OR o.topic = p_topic)
+           AND (p_error IS NULL OR strpos(lower(o.last_error), lower(p_error)) > 0)
+         ORDER BY o.dead_at DESC, o.id DESC
+         LIMIT least(greatest(max_rows, 1), 500);
+    END IF;
+END
 $$;
 COMMENT ON FUNCTION once.console_dead_letters(text, text, text, timestamptz, uuid, integer) IS
     'once-console: a page of dead letters, newest first, filtered by topic, key and error text';
 
--- One outbox message (dead or not) with how many messages of its key wait behind it (up to 10000).
+-- One outbox message (dead or not) with how many messages of its key wait behind it (up to 1000).
 CREATE FUNCTION once.console_message(p_id uuid)
 RETURNS TABLE (id uuid, topic text, key text, payload jsonb, headers jsonb, attempt integer,
                last_error text, created_at timestamptz, visible_at timestamptz, dead_at timestamptz,
@@ -121,7 +144,7 @@ AS $$
            o.visible_at, o.dead_at, o.relay,
            CASE WHEN o.key IS NOT NULL THEN
                (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                       WHERE w.key = o.key AND w.key_seq > o.key_seq LIMIT 10000) x) END,
+                                       WHERE w.key = o.key AND w.key_seq > o.key_seq LIMIT 1000) x) END,
            o.key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = o.key AND e.key_seq < o.key_seq)
       FROM once.outbox o
      WHERE o.id = p_id
@@ -129,7 +152,7 @@ $$;
 COMMENT ON FUNCTION once.console_message(uuid) IS 'once-console: one outbox message with payload, headers and its key''s queue';
 
 -- Keys held back by their head: a dead head (newest first), then a delayed head (deliver_at
--- in the future, never delivered) with messages behind it. waiting is counted up to 10000.
+-- in the future, never delivered) with messages behind it. waiting is counted up to 1000.
 CREATE FUNCTION once.console_blocked_keys(max_rows integer DEFAULT 100)
 RETURNS TABLE (key text, topic text, reason text, head_id uuid, head_error text, dead_at timestamptz,
                held_until timestamptz, waiting bigint)
@@ -137,7 +160,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     (SELECT h.key, h.topic, 'dead', h.id, left(h.last_error, 300), h.dead_at, NULL::timestamptz,
             (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 10000) x)
+                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.dead_at IS NOT NULL AND h.key IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_seq < h.key_seq)
@@ -146,7 +169,7 @@ AS $$
     UNION ALL
     (SELECT h.key, h.topic, 'delayed', h.id, NULL, NULL, h.visible_at,
             (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 10000) x)
+                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.pos > (SELECT once._outbox_position(now()))
         AND h.pos < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
@@ -159,40 +182,62 @@ $$;
 COMMENT ON FUNCTION once.console_blocked_keys(integer) IS
     'once-console: ordering keys held back by a dead or delayed head, with how many messages wait behind it';
 
--- Sagas, newest first, optionally of one definition and status; page after (before_created, before_id).
+-- Sagas, newest first, optionally of one definition and status; page after (before_created,
+-- before_id). By status through saga_instances_status, otherwise saga_instances_created.
 CREATE FUNCTION once.console_sagas(
     p_name text, p_status text, before_created timestamptz DEFAULT NULL, before_id text DEFAULT NULL,
     max_rows integer DEFAULT 50)
 RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
                last_error text, created_at timestamptz, updated_at timestamptz)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
-           s.created_at, s.updated_at
-      FROM once.saga_instances s
-     WHERE (p_status IS NULL OR s.status = p_status)
-       AND (p_name IS NULL OR s.name = p_name)
-       AND (before_created IS NULL OR (s.created_at, s.saga_id) < (before_created, before_id))
-     ORDER BY s.created_at DESC, s.saga_id DESC
-     LIMIT least(greatest(max_rows, 1), 500)
+BEGIN
+    IF p_status IS NOT NULL THEN
+        RETURN QUERY
+        SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
+               s.created_at, s.updated_at
+          FROM once.saga_instances s
+         WHERE s.status = p_status
+           AND (s.created_at, s.saga_id) < (COALESCE(before_created, 'infinity'), COALESCE(before_id, ''))
+           AND (p_name IS NULL OR s.name = p_name)
+         ORDER BY s.status DESC, s.created_at DESC, s.saga_id DESC
+         LIMIT least(greatest(max_rows, 1), 500);
+    ELSE
+        RETURN QUERY
+        SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
+               s.created_at, s.updated_at
+          FROM once.saga_instances s
+         WHERE (s.created_at, s.saga_id) < (COALESCE(before_created, 'infinity'), COALESCE(before_id, ''))
+           AND (p_name IS NULL OR s.name = p_name)
+         ORDER BY s.created_at DESC, s.saga_id DESC
+         LIMIT least(greatest(max_rows, 1), 500);
+    END IF;
+END
 $$;
 COMMENT ON FUNCTION once.console_sagas(text, text, timestamptz, text, integer) IS
     'once-console: a page of sagas, newest first, by definition and status';
 
--- Sagas per definition and status, each counted up to cap (index-only on saga_instances_status).
-CREATE FUNCTION once.console_saga_counts(cap integer DEFAULT 10000)
-RETURNS TABLE (name text, status text, n bigint)
+-- Sagas per status, each counted up to 1000 (index-only on saga_instances_status).
+CREATE FUNCTION once.console_saga_counts()
+RETURNS TABLE (status text, n bigint)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT d.name, st.status,
-           (SELECT count(*) FROM (SELECT 1 FROM once.saga_instances s
-                                   WHERE s.status = st.status AND s.name = d.name LIMIT cap) x)
-      FROM (SELECT DISTINCT sd.name FROM once.saga_definitions sd) d
-     CROSS JOIN unnest(ARRAY['running', 'compensating', 'failed', 'completed', 'compensated']) AS st(status)
-     ORDER BY d.name, st.status
+    SELECT st.status,
+           (SELECT count(*) FROM (SELECT 1 FROM once.saga_instances s WHERE s.status = st.status LIMIT 1000) x)
+      FROM unnest(ARRAY['running', 'compensating', 'failed', 'completed', 'compensated']) AS st(status)
 $$;
-COMMENT ON FUNCTION once.console_saga_counts(integer) IS 'once-console: sagas per definition and status, each counted up to cap';
+COMMENT ON FUNCTION once.console_saga_counts() IS 'once-console: sagas per status, each counted up to 1000';
 
+-- Saga definitions: the latest version of each.
+CREATE FUNCTION once.console_saga_definitions()
+RETURNS TABLE (name text, version integer, created_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT DISTINCT ON (d.name) d.name, d.version, d.created_at
+      FROM once.saga_definitions d
+     ORDER BY d.name, d.version DESC
+$$;
+COMMENT ON FUNCTION once.console_saga_definitions() IS 'once-console: saga definitions, latest version each';
 -- One saga with its definition and the cause of its failure: the reason of the first
 -- transition that turned it away from success (the card was declined), which the last error
 -- (a compensation that timed out later) hides.
@@ -237,6 +282,41 @@ AS $$
      LIMIT least(greatest(max_rows, 1), 500)
 $$;
 COMMENT ON FUNCTION once.console_recent_actions(bigint, integer) IS 'once-console: the audit log, newest first';
+
+-- Poison inbox messages by source, after (after_source, after_id).
+CREATE FUNCTION once.console_inbox_poison(after_source text DEFAULT NULL, after_id text DEFAULT NULL,
+                                          max_rows integer DEFAULT 50)
+RETURNS TABLE (source text, message_id text, topic text, received_at timestamptz, attempts integer,
+               last_error text, first_failed_at timestamptz, last_failed_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT i.source, i.message_id, i.topic, i.received_at, f.attempts, left(f.last_error, 300),
+           f.first_failed_at, f.last_failed_at
+      FROM once.inbox i
+      LEFT JOIN once.inbox_failures f ON f.source = i.source AND f.message_id = i.message_id
+     WHERE i.poison
+       AND (after_source IS NULL OR (i.source, i.message_id) > (after_source, after_id))
+     ORDER BY i.source, i.message_id
+     LIMIT least(greatest(max_rows, 1), 500)
+$$;
+COMMENT ON FUNCTION once.console_inbox_poison(text, text, integer) IS
+    'once-console: a page of poison inbox messages with their failures';
+
+-- One idempotency key, without its stored response (that may hold another role's data):
+-- only the response's size.
+CREATE FUNCTION once.console_key(p_scope text, p_key text)
+RETURNS TABLE (scope text, key text, state text, status integer, recovery_point text, attempt integer,
+               locked_until timestamptz, created_at timestamptz, expires_at timestamptz, owner name,
+               expired boolean, response_bytes integer)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT k.scope, k.key, k.state, k.status, k.recovery_point, k.attempt, k.locked_until, k.created_at,
+           k.expires_at, (SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.oid = k.owner),
+           k.expires_at <= now(), pg_catalog.octet_length(k.response::text)
+      FROM once.keys k
+     WHERE k.scope = p_scope AND k.key = p_key
+$$;
+COMMENT ON FUNCTION once.console_key(text, text) IS 'once-console: one idempotency key''s state (not its response)';
 
 -- ----------------------------------------------------------------------------- actions
 
@@ -312,20 +392,58 @@ END
 $$;
 COMMENT ON FUNCTION once.console_saga_abort(text, text, text) IS 'once.saga_abort, recorded in once.console_actions';
 
-REVOKE ALL ON FUNCTION once.console_topics(integer),
+CREATE FUNCTION once.console_inbox_retry(actor text, source text, message_id text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    done boolean;
+BEGIN
+    PERFORM once._console_check_actor(actor);
+    done := once.inbox_retry(source, message_id);
+    INSERT INTO once.console_actions (actor, db_role, action, ids, affected)
+    VALUES (actor, session_user, 'inbox_retry', ARRAY[source, message_id], CASE WHEN done THEN 1 ELSE 0 END);
+    RETURN done;
+END
+$$;
+COMMENT ON FUNCTION once.console_inbox_retry(text, text, text) IS 'once.inbox_retry, recorded in once.console_actions';
+
+-- Releases a stuck key whoever owns it (runs as the extension's owner), so the next call runs
+-- the command again.
+CREATE FUNCTION once.console_key_release(actor text, scope text, key text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    done boolean;
+BEGIN
+    PERFORM once._console_check_actor(actor);
+    done := once.key_release(scope, key);
+    INSERT INTO once.console_actions (actor, db_role, action, ids, affected)
+    VALUES (actor, session_user, 'key_release', ARRAY[scope, key], CASE WHEN done THEN 1 ELSE 0 END);
+    RETURN done;
+END
+$$;
+COMMENT ON FUNCTION once.console_key_release(text, text, text) IS 'once.key_release, recorded in once.console_actions';
+
+REVOKE ALL ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
-    once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(integer),
+    once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
+    once.console_saga_definitions(),
     once.console_saga(text), once.console_saga_history(text, integer),
     once.console_recent_actions(bigint, integer),
+    once.console_inbox_poison(text, text, integer), once.console_key(text, text),
     once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
-    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION once.console_topics(integer),
+    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
+    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
-    once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(integer),
+    once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
+    once.console_saga_definitions(),
     once.console_saga(text), once.console_saga_history(text, integer),
-    once.console_recent_actions(bigint, integer) TO once_console_viewer, once_admin;
+    once.console_recent_actions(bigint, integer),
+    once.console_inbox_poison(text, text, integer), once.console_key(text, text) TO once_console_viewer, once_admin;
 GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
-    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text)
+    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
+    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text)
     TO once_console_admin, once_admin;

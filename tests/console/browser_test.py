@@ -179,10 +179,36 @@ try:
     driver.find_element(By.ID, "search").click()
     ok(wait.until(EC.presence_of_element_located((By.ID, "status"))).text == "compensated", "search by saga id")
 
+    # --- inbox poison: retry by clicking
+    open_nav("Inbox", "poison")
+    ok("msg-poison-1" in driver.find_element(By.ID, "poison").text, "the poison message is listed")
+    shot("inbox")
+    driver.find_element(By.CSS_SELECTOR, "#poison button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "question")))
+    driver.find_element(By.ID, "confirm").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Retry: done.", "inbox retry reported")
+    ok(psql("SELECT count(*) FROM once.inbox WHERE poison") == "0", "database: the message is no longer poison")
+
+    # --- idempotency keys: look one up, release it
+    open_nav("Keys", "k-scope")
+    driver.find_element(By.ID, "k-scope").send_keys("POST /payments")
+    driver.find_element(By.ID, "k-key").send_keys("idem-stuck-1")
+    driver.find_element(By.ID, "lookup").click()
+    key = wait.until(EC.presence_of_element_located((By.ID, "key"))).text
+    ok("in_progress" in key and "card_charged" in key and "postgres" in key, "key state, recovery point and owner shown")
+    page_is_clean()
+    shot("key")
+    driver.find_element(By.ID, "release").click()
+    wait.until(EC.presence_of_element_located((By.ID, "question")))
+    driver.find_element(By.ID, "confirm").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Release: done.", "key release reported")
+    ok(psql("SELECT count(*) FROM once.keys WHERE key = 'idem-stuck-1'") == "0", "database: the key is released")
+
     # --- actions
     open_nav("Actions", "actions")
     text = driver.find_element(By.ID, "actions").text
-    ok("saga_retry" in text and "redrive" in text and "discard" in text, "the actions page lists every action")
+    ok(all(a in text for a in ("saga_retry", "redrive", "discard", "inbox_retry", "key_release")),
+       "the actions page lists every action")
     shot("actions")
     driver.find_element(By.ID, "logout").click()
     wait.until(EC.presence_of_element_located((By.ID, "login")))

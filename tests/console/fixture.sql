@@ -45,3 +45,11 @@ SELECT once.saga_reply('order-declined-' || g, 'reserve_stock', 'succeeded', '{"
   FROM generate_series(1, 2) g;
 -- running
 SELECT once.saga_start('cafe_order', 'order-running', '{"item": "latte", "price": 420}');
+
+-- Inbox: a poison message (source allows 2 attempts; both failed).
+SELECT once.inbox_configure('shop-relay', '7 days', 2);
+SELECT once.inbox_failed('shop-relay', 'msg-poison-1', 'handler cafe.record_order: null value in column "price"')
+  FROM generate_series(1, 2);
+-- A stuck idempotency key: acquired, checkpointed, never completed.
+SELECT state FROM once.key_acquire('POST /payments', 'idem-stuck-1', '{"order": 17}', '1 hour');
+SELECT once.key_checkpoint('POST /payments', 'idem-stuck-1', 'card_charged', '{"charge": "ch-17"}');

@@ -3,7 +3,8 @@
 # backlog, 100k dead letters, 100k sagas): a throwaway cluster, the fill, the console, then
 # each page N times with curl; prints median and maximum per page. Not part of CTest (the
 # fill takes minutes); docs/console.md has the figures.
-#   tests/console/measure.sh [N]        (after scripts/build; default N = 20)
+#   tests/console/measure.sh [N]        (after scripts/build; default N = 20; KEEP=1 keeps the cluster,
+#                                        REUSE_PGHOST=DIR measures a kept one again without filling)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 n=${1:-20}
@@ -11,18 +12,27 @@ export ONCE_STAGE_DIR=$root/build/stage ONCE_BUILD_DIR=$root/build
 source "$root/tests/lib/cluster.sh"
 bin=$root/build/daemon/console/once-console
 T=$(mktemp -d "${TMPDIR:-/tmp}/console-measure.XXXXXX"); chmod 755 "$T"
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; once_cluster_stop; rm -rf "$T"; }
+pid= url= secret=
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept: PGHOST=$PGHOST PGDATABASE=big, console $url (user admin, password $secret)"
+    else once_cluster_stop; rm -rf "$T"; fi
+}
 trap cleanup EXIT
-once_cluster_start
-psql -X -q -d postgres -c "CREATE DATABASE big"
-export PGDATABASE=big
-start=$SECONDS
-psql -X -q -v ON_ERROR_STOP=1 -f "$root/tests/console/fill_big.sql" >/dev/null
-echo "filled in $((SECONDS - start)) s: $(psql -X -At -c "SELECT count(*) FILTER (WHERE dead_at IS NULL) || ' pending, ' ||
+if [ -n "${REUSE_PGHOST:-}" ]; then
+    export PGHOST=$REUSE_PGHOST PGPORT=5432 PGUSER=postgres PGDATABASE=big KEEP=1
+else
+    once_cluster_start
+    psql -X -q -d postgres -c "CREATE DATABASE big"
+    export PGDATABASE=big
+    start=$SECONDS
+    psql -X -q -v ON_ERROR_STOP=1 -f "$root/tests/console/fill_big.sql" >/dev/null
+fi
+echo "filled in $((SECONDS - ${start:-$SECONDS})) s: $(psql -X -At -c "SELECT count(*) FILTER (WHERE dead_at IS NULL) || ' pending, ' ||
       count(*) FILTER (WHERE dead_at IS NOT NULL) || ' dead, ' || (SELECT count(*) FROM once.saga_instances) || ' sagas'
       FROM once.outbox")"
-psql -X -q -c "CREATE ROLE console_login LOGIN; GRANT once_console_admin TO console_login"
+psql -X -q -c "DO \$\$ BEGIN CREATE ROLE console_login LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$" \
+     -c "GRANT once_console_admin TO console_login"
 secret=measure-secret-$$
 printf 'admin admin %s\n' "$(printf '%s\n' "$secret" | "$bin" --hash-secret)" >"$T/users"
 chmod 600 "$T/users"
@@ -39,13 +49,15 @@ curl -sf -b "$T/jar" -c "$T/jar" -o /dev/null --data "csrf=$token&user=admin&sec
 dead=$(psql -X -At -c "SELECT id FROM once.outbox WHERE dead_at IS NOT NULL LIMIT 1")
 before=$(curl -sf -b "$T/jar" "$url/dead" | grep -o 'id=older href="[^"]*"' | cut -d'"' -f2 | sed 's/&amp;/\&/g')
 pages=("/" "/dead" "$before" "/dead?error=unreachable&topic=payment.capture" "/dead?key=pay-77777" "/dead/$dead"
-       "/blocked" "/sagas" "/sagas?status=failed" "/sagas?name=cafe_order&status=running" "/sagas/order-21" "/actions")
-printf '%-48s %10s %10s\n' page "median ms" "max ms"
+       "/blocked" "/sagas" "/sagas?status=failed" "/sagas?name=cafe_order&status=running" "/sagas/order-21" "/inbox" "/keys?scope=x&key=y" "/actions")
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+printf '%-48s %8s %10s %8s\n' page "min ms" "median ms" "max ms"
 for p in "${pages[@]}"; do
     times=()
     for ((i = 0; i < n; i++)); do
         times+=("$(curl -s -o /dev/null -w '%{http_code} %{time_total}' -b "$T/jar" "$url$p")")
     done
-    printf '%s\n' "${times[@]}" | awk -v page="$p" '$1 != 200 { bad = $1 } { t[NR] = $2 * 1000 }
-        END { n = asort(t); printf "%-48s %10.1f %10.1f%s\n", substr(page, 1, 48), t[int((n + 1) / 2)], t[n], bad ? "  (HTTP " bad ")" : "" }'
+    bad=$(printf '%s\n' "${times[@]}" | awk '$1 != 200 { print $1; exit }')
+    printf '%s\n' "${times[@]}" | awk '{ print $2 * 1000 }' | sort -n | awk -v page="$p" -v bad="$bad" '{ t[NR] = $1 }
+        END { printf "%-48s %8.1f %10.1f %8.1f%s\n", substr(page, 1, 48), t[1], t[int((NR + 1) / 2)], t[NR], bad ? "  (HTTP " bad ")" : "" }'
 done
