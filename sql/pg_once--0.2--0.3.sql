@@ -139,6 +139,25 @@ $$;
 COMMENT ON FUNCTION once.console_topics() IS
     'once-console overview: per topic ready, delayed, in flight, blocked, dead (each counted up to 1000) and the oldest ready message';
 
+-- The relays connected to this database now: once-relay names its connections
+-- "once-relay <name>" (application_name). last_activity is the latest state change of any of
+-- a relay's connections (a claim, an ack, a poll). Reads pg_stat_activity as the extension's
+-- owner, so the console sees the relays of every role, and nothing but these columns.
+CREATE FUNCTION once.console_relays()
+RETURNS TABLE (relay text, connections bigint, client text, connected_since timestamptz, last_activity timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT substr(a.application_name, 12), count(*),
+           string_agg(DISTINCT COALESCE(host(a.client_addr), 'local'), ', '),
+           min(a.backend_start), max(a.state_change)
+      FROM pg_catalog.pg_stat_activity a
+     WHERE a.datname = current_database() AND a.application_name LIKE 'once-relay %'
+     GROUP BY a.application_name
+     ORDER BY 1
+     LIMIT 100
+$$;
+COMMENT ON FUNCTION once.console_relays() IS 'once-console: relays connected to this database, with their last activity';
+
 -- Dead letters, newest first; filters are optional (NULL); page after (before_dead, before_id).
 -- With a key, its few messages come from outbox_key; otherwise outbox_dead is walked newest
 -- first (two statements: one plan with "p_key IS NULL OR" could use neither index well).
@@ -472,7 +491,7 @@ REVOKE ALL ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
     once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
-    once.console_saga_definitions(),
+    once.console_saga_definitions(), once.console_relays(),
     once.console_saga(text), once.console_saga_history(text, integer),
     once.console_recent_actions(bigint, integer),
     once.console_inbox_poison(text, text, integer), once.console_key(text, text),
@@ -483,7 +502,7 @@ GRANT EXECUTE ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
     once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
-    once.console_saga_definitions(),
+    once.console_saga_definitions(), once.console_relays(),
     once.console_saga(text), once.console_saga_history(text, integer),
     once.console_recent_actions(bigint, integer),
     once.console_inbox_poison(text, text, integer), once.console_key(text, text) TO once_console_viewer, once_admin;

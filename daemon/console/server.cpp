@@ -267,6 +267,7 @@ Response Console::overview(Ctx& c) {
     Tx tx(db_, c.session.role, true);
     auto topics = tx.query("SELECT t.*, extract(epoch FROM now() - t.oldest_ready) AS age FROM once.console_topics() t");
     auto counts = tx.query("SELECT status, n FROM once.console_saga_counts()");
+    auto relays = tx.query("SELECT r.*, extract(epoch FROM now() - r.last_activity) AS idle FROM once.console_relays() r");
     c.db_ms = tx.db_ms();
     std::ostringstream b;
     int attention = 0;
@@ -290,6 +291,25 @@ Response Console::overview(Ctx& c) {
     b << "</table><p class=muted>Counts stop at " << kCap << " per topic and kind (shown as " << kCap
       << "+), so this page costs the same with a million messages waiting. Ready, delayed and in flight are counted "
          "over the first " << kCap << " pending messages in claim order.</p>";
+    long pending = 0;
+    for (int i = 0; i < topics.size(); ++i) pending += std::stol(topics(i, "ready"));
+    b << "<h2>Relays connected</h2><table id=relays><tr><th>relay</th><th>connections</th><th>from</th>"
+         "<th>connected since</th><th>last activity</th></tr>";
+    for (int i = 0; i < relays.size(); ++i) {
+        double idle = relays.is_null(i, "idle") ? 0 : std::stod(relays(i, "idle"));
+        bool stale = idle > 120;
+        if (stale) ++attention;
+        b << "<tr" << (stale ? " class=attn" : "") << "><td>" << esc(relays(i, "relay")) << "</td><td class=num>"
+          << relays(i, "connections") << "</td><td>" << esc(relays(i, "client")) << "</td><td>"
+          << ts(relays(i, "connected_since")) << "</td><td>" << age_text(idle) << " ago" << (stale ? " (stalled?)" : "")
+          << "</td></tr>";
+    }
+    if (relays.size() == 0) {
+        if (pending > 0) ++attention;
+        b << "<tr" << (pending > 0 ? " class=attn" : "") << "><td colspan=5>No relay is connected to this database"
+          << (pending > 0 ? ": ready messages wait for one" : "") << ".</td></tr>";
+    }
+    b << "</table>";
     b << "<h2>Sagas</h2><table id=saga-counts><tr>";
     std::map<std::string, std::string> by_status;
     for (int i = 0; i < counts.size(); ++i) by_status[counts.get(i, 0)] = counts.get(i, 1);

@@ -97,6 +97,8 @@ try:
     ok("attn" in rows["payment.capture"].get_attribute("class"), "payment.capture (dead letters) is marked")
     ok("attn" not in (rows["orders.placed"].get_attribute("class") or ""), "orders.placed is not marked")
     ok(rows["mail.send"].find_elements(By.TAG_NAME, "td")[2].text == "1", "mail.send has 1 delayed message")
+    if os.environ.get("EXPECT_RELAY"):
+        ok(os.environ["EXPECT_RELAY"] in driver.find_element(By.ID, "relays").text, "the connected relay is listed")
     page_is_clean()
     shot("overview")
 

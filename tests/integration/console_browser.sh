@@ -21,9 +21,10 @@ $PY -c 'import selenium' 2>/dev/null || { echo "SKIP: python3-selenium is not in
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/console-test.XXXXXX")
 chmod 755 "$T"
-CONSOLE_PID=
+CONSOLE_PID= RELAY_PID=
 cleanup() {
     [ -n "$CONSOLE_PID" ] && kill "$CONSOLE_PID" 2>/dev/null && wait "$CONSOLE_PID" 2>/dev/null || true
+    [ -n "$RELAY_PID" ] && kill "$RELAY_PID" 2>/dev/null && wait "$RELAY_PID" 2>/dev/null || true
     once_cluster_stop
     if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
@@ -70,6 +71,17 @@ CONSOLE_PID=$!
 URL="http://127.0.0.1:$PORT"
 healthy() { curl -sf --max-time 2 "$URL/healthz" >/dev/null; }
 once_wait_for "once-console answers" 30 healthy || fail "once-console did not start"
+
+# A relay the overview lists (it relays a topic nobody sends to: the fixture stays as it is).
+RELAY_BIN="$ONCE_BUILD_DIR/daemon/once-relay"
+if [ -x "$RELAY_BIN" ]; then
+    "${AS[@]}" "$RELAY_BIN" --db "host=$PGHOST port=$PGPORT user=postgres dbname=console" --sink stdout: \
+        --name console-test-relay --topics nobody.sends.this --maintenance off >"$T/relay.out" 2>"$T/relay.log" &
+    RELAY_PID=$!
+    relay_seen() { [ "$(psql -X -At -c "SELECT count(*) FROM once.console_relays() WHERE relay = 'console-test-relay'")" = 1 ]; }
+    once_wait_for "the relay connects" 30 relay_seen || { cat "$T/relay.log"; fail "relay"; }
+    export EXPECT_RELAY=console-test-relay
+fi
 
 say "browser"
 SHOTS="$ONCE_BUILD_DIR/console-screenshots"
