@@ -334,12 +334,17 @@ Response Console::overview(Ctx& c) {
 // ----------------------------------------------------------------------------- dead letters
 
 Response Console::dead_list(Ctx& c, const Request& req) {
-    std::string topic = req.arg("topic"), key = req.arg("key"), error = req.arg("error"), before = req.arg("before");
+    std::string topic = req.arg("topic"), key = req.arg("key"), error = req.arg("error"), before = req.arg("before"),
+                until = req.arg("until");
+    if (until.size() > 40 || until.find_first_not_of("0123456789-: T.+") != std::string::npos) until.clear();
     std::optional<std::string> before_dead, before_id;
     auto bar = before.find('|');
     if (bar != std::string::npos && is_uuid(before.substr(bar + 1))) {
         before_dead = before.substr(0, bar);
         before_id = before.substr(bar + 1);
+    } else if (!until.empty()) {   // dead before this time (the age filter)
+        before_dead = until;
+        before_id = "ffffffff-ffff-ffff-ffff-ffffffffffff";
     }
     Tx tx(db_, c.session.role, true);
     auto rows = tx.query("SELECT * FROM once.console_dead_letters($1, $2, $3, $4::timestamptz, $5::uuid, $6)",
@@ -348,7 +353,8 @@ Response Console::dead_list(Ctx& c, const Request& req) {
     std::ostringstream b;
     b << "<form class=filters method=get action=\"/dead\">Topic <input name=topic id=f-topic value=\"" << esc(topic)
       << "\"> Key <input name=key id=f-key value=\"" << esc(key) << "\"> Error contains <input name=error id=f-error value=\""
-      << esc(error) << "\"> <button type=submit id=filter>Filter</button> <a href=\"/dead\">clear</a></form><br>";
+      << esc(error) << "\"> Dead before <input name=until id=f-until placeholder=\"2026-11-26 04:00\" size=16 value=\""
+      << esc(until) << "\"> <button type=submit id=filter>Filter</button> <a href=\"/dead\">clear</a></form><br>";
     b << "<form method=post action=\"/dead/confirm\" id=dead-form><input type=hidden name=csrf value=\"" << c.session.csrf
       << "\"><table id=dead><tr><th></th><th>id</th><th>topic</th><th>key</th><th>attempts</th><th>dead since</th><th>last error</th></tr>";
     for (int i = 0; i < rows.size(); ++i) {
