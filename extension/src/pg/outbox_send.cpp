@@ -5,6 +5,7 @@
 #include "../core/topic.hpp"
 #include "outbox_args.hpp"
 #include "outbox_key_order.hpp"
+#include "publish_grants.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
@@ -117,6 +118,7 @@ ONCE_SQL_FUNCTION(once_send) {
     const bool explicit_id = !PG_ARGISNULL(5);
 
     SpiSession spi;
+    check_may_publish(text_view(topic));
     // The transaction gets its xid before the id is generated: a claim's low watermark never
     // passes an id that may still be committed (see claim_low_watermark).
     pg_call([] { (void)GetCurrentTransactionId(); });
@@ -213,6 +215,7 @@ ONCE_SQL_FUNCTION(once_send_many) {
     std::vector<bool> seq_nulls(n, true);
     {
         SpiSession spi;
+        check_may_publish(text_view(topic));
         pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
         // Provisional key_seq = the id (strictly increasing: array order); the pre-commit step
         // orders them after other producers' commits (outbox_key_order.hpp).
