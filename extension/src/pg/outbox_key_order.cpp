@@ -88,7 +88,7 @@ UPDATE once.outbox o
                   ORDER BY f.key_seq LIMIT 1)
            FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.uuid[]))
                 AS r(key, seq)))
-   AND o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid)",
+   AND o.pos OPERATOR(pg_catalog.=) )" ONCE_SQL_WAITING_POSITION,
                          {TEXTARRAYOID, UUIDARRAYOID});
 
 // The greatest key_seq of `key` committed by other transactions, as of now: a fresh snapshot

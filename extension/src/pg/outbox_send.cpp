@@ -62,7 +62,7 @@ SavedPlan insert_many_plan(
 // is claimed at once, and waiting would cost a promotion where a claim skips it once or twice.
 // One probe of outbox_key.
 SavedPlan key_held_plan(
-    "SELECT 1 WHERE (SELECT o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid"
+    "SELECT 1 WHERE (SELECT o.pos OPERATOR(pg_catalog.=) " ONCE_SQL_WAITING_POSITION
     "                       OR o.visible_at OPERATOR(pg_catalog.>) pg_catalog.now()"
     "                  FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL"
     "                 ORDER BY o.key_seq DESC LIMIT 1)",
@@ -72,7 +72,7 @@ SavedPlan key_held_plan(
 SavedPlan keys_held_plan(R"(
 SELECT d.key FROM (SELECT DISTINCT k.key FROM pg_catalog.unnest($1::pg_catalog.text[]) AS k(key)
                     WHERE k.key IS NOT NULL) d
- WHERE (SELECT o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid
+ WHERE (SELECT o.pos OPERATOR(pg_catalog.=) )" ONCE_SQL_WAITING_POSITION R"(
                OR o.visible_at OPERATOR(pg_catalog.>) pg_catalog.now()
           FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) d.key AND o.key IS NOT NULL
          ORDER BY o.key_seq DESC LIMIT 1))",
