@@ -16,9 +16,9 @@ void _PG_init(void);
 // messages, which may mark the transaction as one that made messages claimable), then the
 // notifier's (it wakes relays for such transactions). Keep this order when adding one.
 void _PG_init(void) {
-    once::pg::outbox_init();  // GUCs once.*payload*/notify*, commit callback, notifier shmem
+    once::pg::settings_init();  // every GUC once.*
+    once::pg::outbox_init();  // commit callback, notifier shmem
     once::pg::outbox_key_order_init();  // per-key order stamped at commit
     once::pg::outbox_locked_init();  // claim_locked messages settled before commit
-    once::pg::settings_init();  // GUCs once.saga_retention, once.max_key_ttl
 }
 }

@@ -23,7 +23,6 @@ extern "C" {
 
 namespace once::pg {
 
-int max_payload_bytes = 1024 * 1024;
 
 namespace {
 
@@ -80,12 +79,6 @@ SELECT d.key FROM (SELECT DISTINCT k.key FROM pg_catalog.unnest($1::pg_catalog.t
 
 }  // namespace
 
-void outbox_define_gucs() {
-    DefineCustomIntVariable(
-        "once.max_payload_bytes", "Largest outbox payload (jsonb bytes) once.send accepts.",
-        "Larger payloads are refused with SQLSTATE ON202.", &max_payload_bytes, 1024 * 1024, 16,
-        256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
-}
 
 }  // namespace once::pg
 
