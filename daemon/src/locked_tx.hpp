@@ -20,6 +20,7 @@
 #include "batch.hpp"
 #include "duration.hpp"
 #include "message.hpp"
+#include "outbox/statements.hpp"
 
 #include <exception>
 #include <optional>
@@ -154,7 +155,7 @@ private:
     void read_pending();
     [[noreturn]] void lost(const std::string& what);
     void open_connection();                 // connect, refuse a standby, set synchronous_commit
-    void prepare(const char* name, const char* sql, int params);
+    void prepare(OutboxStatement which);
 
     std::string conninfo_;
     std::string name_;
