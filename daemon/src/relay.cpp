@@ -26,7 +26,7 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
              SystemdNotifier& notifier)
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
       signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
-      mode_(resolve_claim_mode(opt_.claim_mode, sink_->kind())), rng_(std::random_device{}()) {
+      mode_(resolve_claim_mode(opt_.claim_mode, sink_->preferred_claim_mode())), rng_(std::random_device{}()) {
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;
