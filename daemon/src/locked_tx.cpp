@@ -116,9 +116,10 @@ struct PgLockedTx::Answer {
     std::string sqlstate;
 };
 
-PgLockedTx::PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit)
+PgLockedTx::PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit,
+                       std::vector<std::string> session_settings)
     : conninfo_(std::move(conninfo)), name_(std::move(relay_name)), connect_timeout_(connect_timeout),
-      synchronous_commit_(std::move(synchronous_commit)) {}
+      synchronous_commit_(std::move(synchronous_commit)), session_settings_(std::move(session_settings)) {}
 
 PgLockedTx::~PgLockedTx() { disconnect(); }
 
@@ -160,6 +161,10 @@ void PgLockedTx::open_connection() {
     std::string set = "SET synchronous_commit = " + synchronous_commit_;   // validated option value
     PgResult r(PQexec(conn_, set.c_str()), PQclear);
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) lost(set);
+    for (const std::string& setting : session_settings_) {
+        PgResult sr(PQexec(conn_, setting.c_str()), PQclear);
+        if (PQresultStatus(sr.get()) != PGRES_COMMAND_OK) lost(setting);
+    }
 }
 
 void PgLockedTx::prepare(OutboxStatement which) {

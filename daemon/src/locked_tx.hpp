@@ -117,7 +117,10 @@ std::string valid_utf8(const std::string& text);
 // batch.
 class PgLockedTx final : public LockedTx {
 public:
-    PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit);
+    // `session_settings`: SET statements run on every (re)connect, after synchronous_commit
+    // (outbox/locked_hold_bound.hpp: the bound on how long a frozen relay holds a batch).
+    PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit,
+               std::vector<std::string> session_settings = {});
     ~PgLockedTx() override;
     PgLockedTx(const PgLockedTx&) = delete;
     PgLockedTx& operator=(const PgLockedTx&) = delete;
@@ -161,6 +164,7 @@ private:
     std::string name_;
     Millis connect_timeout_;
     std::string synchronous_commit_;
+    std::vector<std::string> session_settings_;
     PGconn* conn_ = nullptr;
     int pending_syncs_ = 0;   // flights sent whose answers are not read yet (a ROLLBACK)
     // The flight sent without waiting (a claim, or a settlement), until its answers are taken.

@@ -1,6 +1,7 @@
 #include "relay.hpp"
 
 #include "core/backoff.hpp"
+#include "outbox/locked_hold_bound.hpp"
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -86,6 +87,7 @@ void Relay::step() {
     } else {
         retire_finished_offline();
     }
+    stop_overdue_locked_batches();
     dispatch();
     // The batch just handed to the sink lets the next claim go out now, before the settles
     // below wait for their COMMITs: the server runs that claim meanwhile.
@@ -336,6 +338,20 @@ void Relay::drain_deadline_check() {
     apply(outcomes);
 }
 
+void Relay::stop_overdue_locked_batches() {
+    // A locked batch is an open transaction, and the database ends one idle for longer than
+    // the hold bound. So a batch the sink has not taken wholly within the publish limit (a slow
+    // sink, a narrow window) publishes no more: the rest is given back with its settlement,
+    // which then commits in time, before the server would roll back what was delivered too.
+    auto now = Clock::now();
+    for (Lane& l : lanes_) {
+        if (!l.batch || l.batch->all_dispatched() || now < l.batch->claimed_at() + locked_publish_limit_) continue;
+        spdlog::warn("a locked batch was not handed to the sink within {} of its claim (--lease); the rest of it goes back "
+                     "to the outbox", format_duration(locked_publish_limit_));
+        l.batch->stop("not handed to the sink within --lease of its claim (locked claim mode)");
+    }
+}
+
 // ------------------------------------------------------------------------------ settling
 
 void Relay::settle_locked_finished() {
@@ -484,10 +500,12 @@ void Relay::flush_pending_acks() {
 
 void Relay::connect_lanes() {
     if (mode_ != ClaimMode::locked) return;
+    if (lanes_.empty()) locked_publish_limit_ = locked_publish_limit(opt_.lease);   // (a reload keeps the sessions' bound)
     if (lanes_.empty())
         for (size_t i = 0; i < kOpenBatches; ++i)
-            lanes_.emplace_back().tx =
-                std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
+            lanes_.emplace_back().tx = std::make_unique<PgLockedTx>(
+                opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit,
+                locked_session_settings(locked_hold_bound(opt_.lease, opt_.sink_timeout)));
     for (Lane& l : lanes_) {
         if (l.tx->connected()) continue;
         bool has = static_cast<PgLockedTx&>(*l.tx).connect();

@@ -78,6 +78,7 @@ private:
     bool claims_locked() const;             // locked mode, and not leasing after a failure
     void claim();
     void dispatch();
+    void stop_overdue_locked_batches();     // see outbox/locked_hold_bound.hpp
     void wait_and_process();                // the one poll(): sink, database socket, signals, timers
     void apply(std::vector<Outcome>& outcomes);
     void extend_leases();
@@ -116,6 +117,7 @@ private:
     ClaimMode mode_;
     bool mode_probed_ = false;              // the locked mode's first connect was logged
     std::vector<Lane> lanes_;               // locked mode: kOpenBatches transaction connections
+    Millis locked_publish_limit_{0};        // the lanes' (their sessions' timeouts are set from it)
     // Leased mode: a connection for claims only, sent without waiting (acks, nacks and
     // extensions stay on db_); leased_claiming_ while one is out.
     std::unique_ptr<PgLockedTx> claim_conn_;
