@@ -49,6 +49,9 @@ struct SettleReport {
 class LockedTx {
 public:
     virtual ~LockedTx() = default;
+    // Connects. Returns false when the database has no once.claim_locked (pg_once SQL before
+    // 0.2): the relay then leases. Throws DbLost. (Fakes are connected from the start.)
+    virtual bool connect() { return true; }
     // BEGIN + once.claim_locked. An empty claim ends the transaction; a non-empty one stays
     // open until settle_and_commit() or rollback(). Throws DbLost (connection gone) or
     // std::runtime_error (the server refused; nothing is held).
@@ -127,7 +130,7 @@ public:
 
     // Connects and prepares. Returns false when the database has no once.claim_locked (pg_once
     // SQL before 0.2): the caller falls back to the leased mode. Throws DbLost.
-    bool connect();
+    bool connect() override;
     // For leased claims only: prepares once.claim (every pg_once version has it). Throws DbLost.
     void connect_for_leased_claims();
     void start_leased_claim(int batch, Millis lease, const std::vector<std::string>& topics);

@@ -28,6 +28,15 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
       signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
       mode_(resolve_claim_mode(opt_.claim_mode, sink_->preferred_claim_mode())), rng_(std::random_device{}()) {
+    if (mode_ == ClaimMode::locked) {
+        // The lanes' sessions end a transaction idle past the hold bound, so both limits are
+        // taken from the same settings, once (a reload keeps them).
+        auto make_tx = [o = opt_]() -> std::unique_ptr<LockedTx> {
+            return std::make_unique<PgLockedTx>(o.db, o.name, o.connect_timeout, o.synchronous_commit,
+                                                locked_session_settings(locked_hold_bound(o.lease, o.sink_timeout)));
+        };
+        locked_ = std::make_unique<LockedLanes>(kOpenBatches, make_tx, locked_publish_limit(opt_.lease));
+    }
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;
@@ -100,16 +109,15 @@ void Relay::step() {
 std::vector<Batch*> Relay::open_batches() {
     std::vector<Batch*> out;
     for (Batch& b : batches_) out.push_back(&b);
-    for (Lane& l : lanes_)
-        if (l.batch) out.push_back(&*l.batch);
-    if (!lanes_.empty())   // oldest first: tokens grow with every claim
+    if (locked_) locked_->open_batches(out);
+    if (locked_)   // oldest first: tokens grow with every claim
         std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
     return out;
 }
 
 size_t Relay::open_count() const {   // (a claim still out counts: its answer may hold messages)
     size_t n = batches_.size() + (leased_claiming_ ? 1 : 0);
-    for (const Lane& l : lanes_) n += (l.batch || l.claiming) ? 1 : 0;
+    if (locked_) n += locked_->open_count();
     return n;
 }
 
@@ -124,25 +132,16 @@ bool Relay::may_claim() const {
     if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches || leased_claiming_) return false;
     for (const Batch& b : batches_)
         if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
-    if (claims_locked()) {
-        bool free_lane = false, claiming = false;
-        for (const Lane& l : lanes_) {
-            if (l.batch && !l.batch->all_dispatched()) return false;
-            free_lane |= !l.batch && !l.claiming;
-            claiming |= l.claiming;
-        }
-        if (!free_lane) return false;
-        // A second claim beside one still out only while a backlog drains: on a wake-up one
-        // claim takes what there is, and a second would mostly come back empty.
-        if (claiming && !draining_) return false;
-    }
+    // (a second claim beside one still out only while a backlog drains: see LockedLanes)
+    if (claims_locked() && !locked_->may_claim(draining_)) return false;
     return need_claim_ || Clock::now() >= next_poll_;
 }
 
 void Relay::claim() {
     if (claims_locked()) {
-        for (Lane& l : lanes_)
-            if (!l.batch && !l.claiming) { claim_locked(l); return; }
+        next_poll_ = Clock::now() + opt_.poll_interval;
+        locked_->start_claim(opt_.batch, opt_.topics, want_claims_);   // DbLost: run() backs off
+        need_claim_ = false;   // until the answer, or a wake-up, says otherwise
         return;
     }
     next_poll_ = Clock::now() + opt_.poll_interval;
@@ -173,39 +172,29 @@ void Relay::open_leased_batch(std::vector<Message> msgs) {
     if (stopping_ || !db_.connected()) batches_.back().stop(stopping_ ? "relay stopping" : "database connection lost");
 }
 
-void Relay::claim_locked(Lane& lane) {
-    next_poll_ = Clock::now() + opt_.poll_interval;
-    lane.tx->start_claim(opt_.batch, opt_.topics);   // DbLost: run() backs off
-    lane.claiming = true;
-    lane.claim_wants = want_claims_;
-    need_claim_ = false;   // until the answer, or a wake-up, says otherwise
-}
-
 void Relay::collect_claims() {
     if (leased_claiming_ && claim_conn_->claim_ready()) {
         leased_claiming_ = false;
         open_leased_batch(claim_conn_->finish_claim());   // DbLost / server error: run() backs off
     }
-    for (Lane& l : lanes_) {
-        if (!l.claiming || !l.tx->claim_ready()) continue;
-        l.claiming = false;
-        std::vector<Message> msgs = l.tx->finish_claim();   // DbLost / server error: run() backs off
+    if (!locked_) return;
+    for (LockedLanes::Answer& a : locked_->collect_claims()) {   // DbLost / server error: run() backs off
         metrics_.last_claim_unix_ms = unix_ms();
         // As in claim(): again at once after any non-empty batch. An empty answer ends the
         // drain unless something asked for a claim while this one was out (its snapshot may
         // predate that commit).
-        draining_ = !msgs.empty();
-        if (!msgs.empty() || want_claims_ != l.claim_wants) need_claim_ = true;
-        if (msgs.empty()) continue;
+        draining_ = !a.messages.empty();
+        if (!a.messages.empty() || want_claims_ != a.claim_wants) need_claim_ = true;
+        if (a.messages.empty()) continue;
         if (stopping_) {   // claimed while SIGTERM arrived: give it back untouched
-            l.tx->rollback();
+            locked_->rollback(a.lane);
             continue;
         }
         metrics_.batches++;
         failures_logged_ = 0;
         uint64_t first = next_token_;
-        next_token_ += msgs.size();
-        l.batch.emplace(std::move(msgs), first, Clock::now());
+        next_token_ += a.messages.size();
+        locked_->open_batch(a.lane, Batch(std::move(a.messages), first, Clock::now()));
     }
 }
 
@@ -228,8 +217,7 @@ void Relay::wait_and_process() {
         timeout = std::min<int64_t>(timeout, 1000);
         for (const Batch& b : batches_)
             if (b.finished()) timeout = 0;
-        for (const Lane& l : lanes_)   // a finished batch not yet sent to settle
-            if (l.batch && l.batch->finished() && !l.settling) timeout = 0;
+        if (locked_ && locked_->settlement_due()) timeout = 0;
     }
     if (db_.connected()) {
         if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
@@ -249,8 +237,7 @@ void Relay::wait_and_process() {
     fds.push_back(pollfd{db_.connected() ? db_.socket() : -1, POLLIN, 0});
     sink_->poll_fds(fds);
     size_t sink_fds = fds.size() - 2;
-    for (const Lane& l : lanes_)   // claims and settlements out: their answers
-        if (l.claiming || l.settling) fds.push_back(pollfd{l.tx->socket(), POLLIN, 0});
+    if (locked_) locked_->poll_fds(fds);   // claims and settlements out: their answers
     if (leased_claiming_) fds.push_back(pollfd{claim_conn_->socket(), POLLIN, 0});
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(timeout));
     if (rc < 0 && errno != EINTR) spdlog::warn("poll: {}", std::strerror(errno));
@@ -320,11 +307,8 @@ void Relay::drain_deadline_check() {
     if (draining && Clock::now() >= drain_deadline_) {
         // Locked batches not committed by the bound are rolled back: every message goes back
         // untouched, nothing is counted as an attempt.
-        size_t n = 0;
-        for (Lane& l : lanes_) {
-            if (l.batch) { n += l.batch->size(); give_back_locked(l, "not finished within the drain bound"); }
-            if (l.claiming) { l.tx->disconnect(); l.claiming = false; }   // its claim rolls back
-        }
+        size_t n = locked_ ? locked_->give_back_all("not finished within the drain bound", false) : 0;
+        metrics_.given_back += n;
         if (leased_claiming_) {   // its leases, if it took any, run out
             claim_conn_->disconnect();
             leased_claiming_ = false;
@@ -343,49 +327,34 @@ void Relay::stop_overdue_locked_batches() {
     // the hold bound. So a batch the sink has not taken wholly within the publish limit (a slow
     // sink, a narrow window) publishes no more: the rest is given back with its settlement,
     // which then commits in time, before the server would roll back what was delivered too.
-    auto now = Clock::now();
-    for (Lane& l : lanes_) {
-        if (!l.batch || l.batch->all_dispatched() || now < l.batch->claimed_at() + locked_publish_limit_) continue;
+    if (locked_ && locked_->stop_overdue(Clock::now()) > 0)
         spdlog::warn("a locked batch was not handed to the sink within {} of its claim (--lease); the rest of it goes back "
-                     "to the outbox", format_duration(locked_publish_limit_));
-        l.batch->stop("not handed to the sink within --lease of its claim (locked claim mode)");
-    }
+                     "to the outbox", format_duration(locked_publish_limit(opt_.lease)));
 }
 
 // ------------------------------------------------------------------------------ settling
 
 void Relay::settle_locked_finished() {
-    for (Lane& l : lanes_) {
-        if (!l.batch) continue;
-        if (!l.settling) {
-            // Sent without waiting (nothing while the batch is unfinished); the answer is read
-            // in a later turn, when poll() says it arrived.
-            l.settling = start_settle_locked(*l.batch, *l.tx);
-            if (!l.settling || !l.tx->settle_ready()) continue;
-        } else if (!l.tx->settle_ready()) {
-            continue;
-        }
-        LockedSettle r = finish_settle_locked(*l.batch, *l.tx, std::move(*l.settling));
-        l.settling.reset();
-        log_locked_settle(r);
-        size_t n = l.batch->size();
-        l.batch.reset();
-        // Claim again: a claim made while this batch was open could not have the next
-        // message of its keys, so an empty answer then did not mean the outbox was drained.
-        want_claim();
-        if (r.result == LockedSettle::Result::given_back) {
-            metrics_.given_back += n;
-            spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", n, r.error);
-            // Reconnect everything with backoff. A failure on a healthy connection backs off the
-            // same way: the messages are back untouched, and claiming them again at once could
-            // repeat the failure in a tight loop that never counts an attempt.
-            if (r.connection_lost) throw DbLost(r.error);
-            leased_until_ = Clock::now() + kLeasedAfterFailure;
-            spdlog::warn("claims are leased for the next {}s, so that attempts are counted while settling fails",
-                         kLeasedAfterFailure.count());
-            throw std::runtime_error("settling a locked batch failed: " + r.error);
-        }
-    }
+    if (locked_) locked_->settle_finished([this](LockedLanes::Settled& s) { on_locked_settled(s); });
+}
+
+void Relay::on_locked_settled(LockedLanes::Settled& s) {
+    const LockedSettle& r = s.result;
+    log_locked_settle(r);
+    // Claim again: a claim made while this batch was open could not have the next
+    // message of its keys, so an empty answer then did not mean the outbox was drained.
+    want_claim();
+    if (r.result != LockedSettle::Result::given_back) return;
+    metrics_.given_back += s.batch_size;
+    spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", s.batch_size, r.error);
+    // Reconnect everything with backoff. A failure on a healthy connection backs off the
+    // same way: the messages are back untouched, and claiming them again at once could
+    // repeat the failure in a tight loop that never counts an attempt.
+    if (r.connection_lost) throw DbLost(r.error);
+    leased_until_ = Clock::now() + kLeasedAfterFailure;
+    spdlog::warn("claims are leased for the next {}s, so that attempts are counted while settling fails",
+                 kLeasedAfterFailure.count());
+    throw std::runtime_error("settling a locked batch failed: " + r.error);
 }
 
 void Relay::log_locked_settle(const LockedSettle& r) {
@@ -404,15 +373,6 @@ void Relay::log_locked_settle(const LockedSettle& r) {
         }
     }
     metrics_.dead += r.settlement.deads.size();
-}
-
-void Relay::give_back_locked(Lane& l, const std::string& why) {
-    if (!l.batch) return;
-    l.tx->rollback();   // (a settlement still out: closes the connection)
-    l.settling.reset();
-    l.batch->give_back(why);
-    metrics_.given_back += l.batch->size();
-    l.batch.reset();
 }
 
 void Relay::settle_finished() {
@@ -500,25 +460,16 @@ void Relay::flush_pending_acks() {
 
 void Relay::connect_lanes() {
     if (mode_ != ClaimMode::locked) return;
-    if (lanes_.empty()) locked_publish_limit_ = locked_publish_limit(opt_.lease);   // (a reload keeps the sessions' bound)
-    if (lanes_.empty())
-        for (size_t i = 0; i < kOpenBatches; ++i)
-            lanes_.emplace_back().tx = std::make_unique<PgLockedTx>(
-                opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit,
-                locked_session_settings(locked_hold_bound(opt_.lease, opt_.sink_timeout)));
-    for (Lane& l : lanes_) {
-        if (l.tx->connected()) continue;
-        bool has = static_cast<PgLockedTx&>(*l.tx).connect();
-        if (has) continue;
+    if (!locked_->connect()) {
         // pg_once SQL before 0.2: no once.claim_locked (each lane's connect looks for it): use
         // the leased mode for the rest of this run.
         spdlog::warn("the database has no once.claim_locked(text,integer,text[]) (pg_once SQL before 0.2: run ALTER "
                      "EXTENSION pg_once UPDATE); using the leased claim mode");
         mode_ = ClaimMode::leased;
-        lanes_.clear();
+        locked_.reset();
         return;
     }
-    if (!mode_probed_) spdlog::info("claim mode locked: {} transaction connection(s)", lanes_.size());
+    if (!mode_probed_) spdlog::info("claim mode locked: {} transaction connection(s)", locked_->size());
 }
 
 void Relay::connect_db() {
@@ -554,17 +505,7 @@ void Relay::on_db_lost(const std::string& why) {
     // Locked batches: closing their connections rolls them back, so the outbox has every
     // message back at once; publishes still in flight are orphaned (their answers match no
     // batch; a duplicate they cause is dropped by the sink's dedupe).
-    size_t returned = 0;
-    for (Lane& l : lanes_) {
-        if (l.batch) {
-            returned += l.batch->size();
-            l.batch->give_back("database connection lost");
-            l.batch.reset();
-        }
-        l.settling.reset();
-        l.claiming = false;   // a claim out is rolled back with its connection
-        l.tx->disconnect();
-    }
+    size_t returned = locked_ ? locked_->give_back_all("database connection lost", true) : 0;
     metrics_.given_back += returned;
     if (returned) spdlog::warn("{} claimed message(s) given back with their transactions", returned);
     // A leased claim still out: if it committed, its leases run out and the messages come back.

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "batch.hpp"
+#include "claim/locked_lanes.hpp"
 #include "locked_tx.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
@@ -64,15 +65,6 @@ public:
     int run();
 
 private:
-    // Locked mode: one transaction connection and the batch open on it.
-    struct Lane {
-        std::unique_ptr<LockedTx> tx;
-        std::optional<Batch> batch;
-        bool claiming = false;              // a claim is out on tx, its answer not taken yet
-        std::optional<Batch::Settlement> settling;   // batch's settlement + COMMIT out on tx
-        uint64_t claim_wants = 0;           // want_claims_ when that claim was sent
-    };
-
     void step();                            // one turn of the loop (may throw DbLost)
     bool may_claim() const;
     bool claims_locked() const;             // locked mode, and not leasing after a failure
@@ -84,11 +76,9 @@ private:
     void extend_leases();
     void settle_finished();                 // ack/nack/dead the finished batches
     void settle_locked_finished();          // locked: settle + COMMIT each finished batch
-    void claim_locked(Lane& lane);         // sends the claim; collect_claims() takes its answer
     void collect_claims();                  // open a batch for each claim answered (either mode)
     void open_leased_batch(std::vector<Message> msgs);
     void want_claim();                      // something may be claimable: claim again soon
-    void give_back_locked(Lane& lane, const std::string& why);   // roll back; the outbox has it all
     std::vector<Batch*> open_batches();     // oldest first, either mode
     size_t open_count() const;
     void connect_lanes();
@@ -105,6 +95,7 @@ private:
     void flush_pending_acks();
     void log_stats(bool force);
     int64_t ms_until(Clock::time_point t) const;
+    void on_locked_settled(LockedLanes::Settled& s);   // metrics, logs; a batch given back: back off
     void log_locked_settle(const LockedSettle& r);
 
     Options opt_;
@@ -116,8 +107,7 @@ private:
     SourceDb db_;
     ClaimMode mode_;
     bool mode_probed_ = false;              // the locked mode's first connect was logged
-    std::vector<Lane> lanes_;               // locked mode: kOpenBatches transaction connections
-    Millis locked_publish_limit_{0};        // the lanes' (their sessions' timeouts are set from it)
+    std::unique_ptr<LockedLanes> locked_;   // locked mode: kOpenBatches transaction connections
     // Leased mode: a connection for claims only, sent without waiting (acks, nacks and
     // extensions stay on db_); leased_claiming_ while one is out.
     std::unique_ptr<PgLockedTx> claim_conn_;
