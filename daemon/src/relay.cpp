@@ -28,6 +28,7 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
       signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
       mode_(resolve_claim_mode(opt_.claim_mode, sink_->preferred_claim_mode())), rng_(std::random_device{}()) {
+    leased_ = std::make_unique<LeasedClaims>(db_, metrics_, mode_ == ClaimMode::leased ? leased_claim_connection() : nullptr);
     if (mode_ == ClaimMode::locked) {
         // The lanes' sessions end a transaction idle past the hold bound, so both limits are
         // taken from the same settings, once (a reload keeps them).
@@ -76,7 +77,7 @@ int Relay::run() {
         }
     }
     if (db_.connected()) {
-        try { flush_pending_acks(); } catch (const std::exception&) {}
+        try { leased_->flush_pending_acks(); } catch (const std::exception&) {}
     }
     log_stats(true);
     spdlog::info("stopped");
@@ -87,14 +88,14 @@ void Relay::step() {
     if (!db_.connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
     collect_claims();
     if (db_.connected()) {
-        flush_pending_acks();
+        leased_->flush_pending_acks();
         settle_finished();
         maintenance();
         sink_ready_ = sink_->ready();
         metrics_.sink_connected = sink_ready_;
         if (may_claim()) claim();
     } else {
-        retire_finished_offline();
+        leased_->retire_finished_offline();
     }
     stop_overdue_locked_batches();
     dispatch();
@@ -108,7 +109,7 @@ void Relay::step() {
 
 std::vector<Batch*> Relay::open_batches() {
     std::vector<Batch*> out;
-    for (Batch& b : batches_) out.push_back(&b);
+    leased_->open_batches(out);
     if (locked_) locked_->open_batches(out);
     if (locked_)   // oldest first: tokens grow with every claim
         std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
@@ -116,7 +117,7 @@ std::vector<Batch*> Relay::open_batches() {
 }
 
 size_t Relay::open_count() const {   // (a claim still out counts: its answer may hold messages)
-    size_t n = batches_.size() + (leased_claiming_ ? 1 : 0);
+    size_t n = leased_->open_count();
     if (locked_) n += locked_->open_count();
     return n;
 }
@@ -129,9 +130,8 @@ void Relay::want_claim() {
 bool Relay::claims_locked() const { return mode_ == ClaimMode::locked && Clock::now() >= leased_until_; }
 
 bool Relay::may_claim() const {
-    if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches || leased_claiming_) return false;
-    for (const Batch& b : batches_)
-        if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
+    if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
+    if (!leased_->may_claim()) return false;   // a leased claim out, or the sink has work queued
     // (a second claim beside one still out only while a backlog drains: see LockedLanes)
     if (claims_locked() && !locked_->may_claim(draining_)) return false;
     return need_claim_ || Clock::now() >= next_poll_;
@@ -145,14 +145,9 @@ void Relay::claim() {
         return;
     }
     next_poll_ = Clock::now() + opt_.poll_interval;
-    leased_claim_wants_ = want_claims_;
-    if (claim_conn_ && claim_conn_->connected()) {   // answered in collect_claims
-        claim_conn_->start_leased_claim(opt_.batch, opt_.lease, opt_.topics);
-        leased_claiming_ = true;
-        return;
-    }
-    // (locked mode leasing for a while after a failed settlement: on the LISTEN connection)
-    open_leased_batch(db_.claim(opt_.batch, opt_.lease, opt_.topics));
+    // Answered at once when made on the LISTEN connection; else in collect_claims.
+    if (auto answer = leased_->start_claim(opt_.batch, opt_.lease, opt_.topics, want_claims_))
+        open_leased_batch(std::move(*answer));
 }
 
 void Relay::open_leased_batch(std::vector<Message> msgs) {
@@ -161,22 +156,20 @@ void Relay::open_leased_batch(std::vector<Message> msgs) {
     // hands out one message per key per claim returns short batches while a backlog remains.
     // The next empty claim ends the drain, unless something asked for a claim while this one
     // was out (its snapshot may predate that commit).
-    need_claim_ = !msgs.empty() || want_claims_ != leased_claim_wants_;
+    need_claim_ = !msgs.empty() || want_claims_ != leased_->claim_wants();
     if (msgs.empty()) return;
     metrics_.batches++;
     failures_logged_ = 0;
     uint64_t first = next_token_;
     next_token_ += msgs.size();
-    batches_.emplace_back(std::move(msgs), first, Clock::now());
+    Batch batch(std::move(msgs), first, Clock::now());
     // Leased while SIGTERM or a lost database arrived: publish none of it, give it all back.
-    if (stopping_ || !db_.connected()) batches_.back().stop(stopping_ ? "relay stopping" : "database connection lost");
+    if (stopping_ || !db_.connected()) batch.stop(stopping_ ? "relay stopping" : "database connection lost");
+    leased_->open_batch(std::move(batch));
 }
 
 void Relay::collect_claims() {
-    if (leased_claiming_ && claim_conn_->claim_ready()) {
-        leased_claiming_ = false;
-        open_leased_batch(claim_conn_->finish_claim());   // DbLost / server error: run() backs off
-    }
+    if (auto answer = leased_->collect_claim()) open_leased_batch(std::move(*answer));   // DbLost / server error: run() backs off
     if (!locked_) return;
     for (LockedLanes::Answer& a : locked_->collect_claims()) {   // DbLost / server error: run() backs off
         metrics_.last_claim_unix_ms = unix_ms();
@@ -215,8 +208,7 @@ void Relay::wait_and_process() {
     if (st >= 0) timeout = std::min<int64_t>(timeout, st);
     if (open_count() > 0) {
         timeout = std::min<int64_t>(timeout, 1000);
-        for (const Batch& b : batches_)
-            if (b.finished()) timeout = 0;
+        if (leased_->settlement_due()) timeout = 0;
         if (locked_ && locked_->settlement_due()) timeout = 0;
     }
     if (db_.connected()) {
@@ -238,7 +230,7 @@ void Relay::wait_and_process() {
     sink_->poll_fds(fds);
     size_t sink_fds = fds.size() - 2;
     if (locked_) locked_->poll_fds(fds);   // claims and settlements out: their answers
-    if (leased_claiming_) fds.push_back(pollfd{claim_conn_->socket(), POLLIN, 0});
+    leased_->poll_fds(fds);
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(timeout));
     if (rc < 0 && errno != EINTR) spdlog::warn("poll: {}", std::strerror(errno));
     if (fds[0].revents) poll_signals();
@@ -278,27 +270,11 @@ void Relay::apply(std::vector<Outcome>& outcomes) {
 }
 
 void Relay::extend_leases() {
-    if (!db_.connected()) return;
-    auto now = Clock::now();
-    for (Batch& b : batches_) {
-        if (!b.lease_due(now, opt_.lease)) continue;
-        auto ids = b.open_ids();
-        try {
-            db_.extend(ids, opt_.lease);
-            spdlog::debug("extended the lease of {} message(s) (sink is slow)", ids.size());
-        } catch (const DbLost&) {
-            throw;
-        } catch (const std::exception& e) {
-            // On a healthy connection (e.g. a message was taken over elsewhere): the lease
-            // decides what happens next.
-            spdlog::warn("extending leases failed: {}", e.what());
-        }
-        b.lease_extended(now);
-    }
+    if (db_.connected()) leased_->extend_leases(Clock::now(), opt_.lease);
 }
 
 void Relay::stop_batches(const std::string& why, Clock::time_point deadline) {
-    for (Batch& b : batches_) b.stop(why);   // locked batches go on: they commit or roll back whole
+    leased_->stop(why);   // locked batches go on: they commit or roll back whole
     drain_deadline_ = deadline;
 }
 
@@ -309,10 +285,7 @@ void Relay::drain_deadline_check() {
         // untouched, nothing is counted as an attempt.
         size_t n = locked_ ? locked_->give_back_all("not finished within the drain bound", false) : 0;
         metrics_.given_back += n;
-        if (leased_claiming_) {   // its leases, if it took any, run out
-            claim_conn_->disconnect();
-            leased_claiming_ = false;
-        }
+        leased_->drop_claim();   // its leases, if it took any, run out
         if (n) spdlog::warn("rolled back {} message(s) not settled within the drain bound; the outbox has them back", n);
     }
     if (!draining || sink_->in_flight() == 0 || Clock::now() < drain_deadline_) return;
@@ -376,87 +349,15 @@ void Relay::log_locked_settle(const LockedSettle& r) {
 }
 
 void Relay::settle_finished() {
-    std::vector<std::string> acks;
-    for (auto it = batches_.begin(); it != batches_.end();) {
-        std::optional<Batch::Settlement> taken = it->take_settlement();
-        if (!taken) { ++it; continue; }
-        Batch::Settlement& s = *taken;
-        acks.insert(acks.end(), s.acks.begin(), s.acks.end());
-        // If the database goes away during the nacks, the acks gathered so far are made
-        // after the reconnect; the nacks not made yet come back with their lease.
-        try {
-            for (const Batch::Entry* e : s.nacks) give_back(*e, false);
-            for (const Batch::Entry* e : s.deads) give_back(*e, true);
-        } catch (const DbLost&) {
-            pending_acks_.insert(pending_acks_.end(), acks.begin(), acks.end());
-            batches_.erase(it);
-            throw;
-        }
-        it = batches_.erase(it);
-        want_claim();   // the keys this batch held are free: see settle_locked_finished
-    }
-    if (acks.empty()) return;
-    int64_t acked;
-    try {
-        acked = db_.ack(acks);
-    } catch (const DbLost&) {
-        pending_acks_.insert(pending_acks_.end(), acks.begin(), acks.end());
-        throw;
-    }
-    metrics_.acked += static_cast<uint64_t>(acked);
-    if (acked < static_cast<int64_t>(acks.size()))
-        spdlog::warn("{} of {} acks refused: their lease expired and another claim took them (raise --lease?)",
-                     acks.size() - acked, acks.size());
-}
-
-void Relay::give_back(const Batch::Entry& e, bool dead) {
-    // A refusal on a healthy connection (e.g. the lease was taken over and the message
-    // acknowledged elsewhere) is logged, not fatal: the lease decides what happens next.
-    try {
-        if (dead) {
-            db_.dead(e.msg.id, e.error);
-            metrics_.dead++;
-            return;
-        }
-        std::string verdict = db_.nack(e.msg.id, e.error, e.retry_after);
-        metrics_.nacked++;
-        if (verdict == "dead") {
-            spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e.msg.id, e.msg.topic, e.msg.attempt,
-                         e.error);
-            metrics_.dead++;
-        } else if (verdict == "stale") {
-            spdlog::warn("nack of message {} ignored: its lease was taken over (raise --lease?)", e.msg.id);
-        }
-    } catch (const DbLost&) {
-        throw;
-    } catch (const std::exception& ex) {
-        spdlog::warn("{} of message {} failed: {}", dead ? "dead-lettering" : "nack", e.msg.id, ex.what());
-    }
-}
-
-void Relay::retire_finished_offline() {
-    // Keep what the sink confirmed; ack it after the reconnect so it is not sent again. The
-    // rest comes back when its lease runs out.
-    for (auto it = batches_.begin(); it != batches_.end();) {
-        if (!it->finished()) { ++it; continue; }
-        auto s = it->settlement();
-        pending_acks_.insert(pending_acks_.end(), s.acks.begin(), s.acks.end());
-        it = batches_.erase(it);
-    }
-}
-
-void Relay::flush_pending_acks() {
-    if (pending_acks_.empty()) return;
-    int64_t n = db_.ack(pending_acks_);
-    metrics_.acked += static_cast<uint64_t>(n);
-    if (n < static_cast<int64_t>(pending_acks_.size()))
-        spdlog::warn("{} of {} messages delivered before the reconnect had been taken over by another claim; "
-                     "they will be delivered again (the sink's dedupe drops them)",
-                     pending_acks_.size() - n, pending_acks_.size());
-    pending_acks_.clear();
+    // (each batch settled frees its keys: see on_locked_settled)
+    leased_->settle_finished([this] { want_claim(); });
 }
 
 // ------------------------------------------------------------------------------ database
+
+std::unique_ptr<PgLockedTx> Relay::leased_claim_connection() const {
+    return std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
+}
 
 void Relay::connect_lanes() {
     if (mode_ != ClaimMode::locked) return;
@@ -477,9 +378,9 @@ void Relay::connect_db() {
         db_.connect();
         connect_lanes();
         if (mode_ == ClaimMode::leased) {
-            if (!claim_conn_)
-                claim_conn_ = std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
-            claim_conn_->connect_for_leased_claims();
+            if (!leased_->has_claim_connection())   // (after a fallback from locked)
+                leased_->use_claim_connection(leased_claim_connection());
+            leased_->connect();
         }
         mode_probed_ = true;
     } catch (const std::exception& e) {
@@ -509,8 +410,7 @@ void Relay::on_db_lost(const std::string& why) {
     metrics_.given_back += returned;
     if (returned) spdlog::warn("{} claimed message(s) given back with their transactions", returned);
     // A leased claim still out: if it committed, its leases run out and the messages come back.
-    if (claim_conn_) claim_conn_->disconnect();
-    leased_claiming_ = false;
+    leased_->disconnect();
     ++connect_failures_;
     double u = std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
     int64_t delay = reconnect_delay(connect_failures_, opt_.reconnect_max, u).count();
@@ -521,7 +421,7 @@ void Relay::on_db_lost(const std::string& why) {
         spdlog::debug("database unavailable: {} (retry in {}ms)", why, delay);
     // Publish nothing more of the open batches; wait a little for what is in flight so its
     // acks are kept for after the reconnect.
-    if (!batches_.empty() && !stopping_)
+    if (leased_->has_batches() && !stopping_)
         stop_batches("database connection lost", Clock::now() + std::min(opt_.sink_timeout, Millis(5000)));
 }
 

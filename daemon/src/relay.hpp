@@ -7,14 +7,14 @@
 // claim while the sink works on the current batch, and a finished batch is settled while the
 // next one publishes. Batches open together never share a key: the outbox hands out a key's
 // next message only after the previous one was settled. One thread, one poll() call site,
-// all state in this object; what a batch decides (order per key, holding back, leases) lives
-// in Batch.
+// the loop's state in this object; what a batch decides (order per key, holding back, leases)
+// lives in Batch, and each claim mode is its own type (claim/):
 //
-// Two claim modes (--claim-mode, options.hpp):
-//  * leased: once.claim with a lease, sent without waiting on a connection of its own
-//    (claim_conn_), settled later with once.ack/nack/dead on the LISTEN connection (db_);
-//    leases extended while the sink works. batches_ holds the batches.
-//  * locked: each open batch is a transaction on its own connection (lanes_, locked_tx.hpp):
+// Two claim modes (--claim-mode, claim/claim_mode.hpp):
+//  * leased (claim/leased_claims.hpp): once.claim with a lease, sent without waiting on a
+//    connection of its own, settled later with once.ack/nack/dead on the LISTEN connection
+//    (db_); leases extended while the sink works.
+//  * locked (claim/locked_lanes.hpp): each open batch is a transaction on its own connection:
 //    BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead + COMMIT in one
 //    flight. db_ only LISTENs and runs maintenance. A failed transaction gives its batch back.
 //    Claims are sent without waiting: while a backlog drains, both lanes claim side by side,
@@ -22,6 +22,7 @@
 #pragma once
 
 #include "batch.hpp"
+#include "claim/leased_claims.hpp"
 #include "claim/locked_lanes.hpp"
 #include "locked_tx.hpp"
 #include "metrics.hpp"
@@ -82,8 +83,7 @@ private:
     std::vector<Batch*> open_batches();     // oldest first, either mode
     size_t open_count() const;
     void connect_lanes();
-    void give_back(const Batch::Entry& e, bool dead);   // once.nack, or once.dead when dead
-    void retire_finished_offline();         // database lost: keep acks for later, drop the rest
+    std::unique_ptr<PgLockedTx> leased_claim_connection() const;   // for leased claims only
     void drain_deadline_check();
     void stop_batches(const std::string& why, Clock::time_point deadline);
 
@@ -92,7 +92,6 @@ private:
     void poll_signals();
     void handle_reload();
     void maintenance();
-    void flush_pending_acks();
     void log_stats(bool force);
     int64_t ms_until(Clock::time_point t) const;
     void on_locked_settled(LockedLanes::Settled& s);   // metrics, logs; a batch given back: back off
@@ -108,11 +107,9 @@ private:
     ClaimMode mode_;
     bool mode_probed_ = false;              // the locked mode's first connect was logged
     std::unique_ptr<LockedLanes> locked_;   // locked mode: kOpenBatches transaction connections
-    // Leased mode: a connection for claims only, sent without waiting (acks, nacks and
-    // extensions stay on db_); leased_claiming_ while one is out.
-    std::unique_ptr<PgLockedTx> claim_conn_;
-    bool leased_claiming_ = false;
-    uint64_t leased_claim_wants_ = 0;       // want_claims_ when that claim was sent
+    // Leased claims: the leased mode, and the locked mode for kLeasedAfterFailure after a
+    // failed settlement (then on db_, with no claim connection of their own).
+    std::unique_ptr<LeasedClaims> leased_;
     std::mt19937_64 rng_;
 
     SignalEvents events_;
@@ -133,8 +130,6 @@ private:
     Clock::time_point next_stats_{};
     Clock::time_point stop_deadline_{};
     Clock::time_point drain_deadline_{};    // stopping or database lost: bound for in-flight work
-    std::deque<Batch> batches_;             // open batches, oldest first
-    std::vector<std::string> pending_acks_; // delivered before the database went away
     uint64_t next_token_ = 1;
     MetricsSnapshot stats_from_;            // the log summary is the metrics' difference
     Clock::time_point stats_since_;

@@ -3,6 +3,7 @@
 // synchronous; waiting for a wake-up is done by the relay's poll() loop on socket().
 #pragma once
 
+#include "claim/lease_store.hpp"
 #include "duration.hpp"
 #include "message.hpp"
 
@@ -27,10 +28,10 @@ public:
 // The channel once.send's wake-ups arrive on (the outbox's coalescing notifier).
 constexpr const char* kWakeChannel = once::kOutboxWakeChannel;  // core/names.hpp
 
-class SourceDb {
+class SourceDb final : public LeaseStore {
 public:
     SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit = "off");
-    ~SourceDb();
+    ~SourceDb() override;
     SourceDb(const SourceDb&) = delete;
     SourceDb& operator=(const SourceDb&) = delete;
 
@@ -39,7 +40,7 @@ public:
     // std::runtime_error (configuration problem, e.g. the extension is missing).
     void connect();
     void disconnect();
-    bool connected() const;
+    bool connected() const override;
     int socket() const;
     std::string server() const;   // host:port we are connected to, for logs
     const std::string& redacted_conninfo() const { return redacted_; }
@@ -47,14 +48,14 @@ public:
     // Reads pending input; true when at least one wake-up notification arrived.
     bool consume_wakeups();
 
-    std::vector<Message> claim(int batch, Millis lease, const std::vector<std::string>& topics);
+    std::vector<Message> claim(int batch, Millis lease, const std::vector<std::string>& topics) override;
     // Returns how many the outbox accepted (a lease taken over by another relay is refused).
-    int64_t ack(const std::vector<std::string>& ids);
+    int64_t ack(const std::vector<std::string>& ids) override;
     // Returns the outbox's verdict: "retry", "dead" (attempts exhausted) or "stale".
-    std::string nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after);
+    std::string nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after) override;
     // Permanent failure: dead-letter at once (once.dead).
-    void dead(const std::string& id, const std::string& error);
-    void extend(const std::vector<std::string>& ids, Millis lease);
+    void dead(const std::string& id, const std::string& error) override;
+    void extend(const std::vector<std::string>& ids, Millis lease) override;
 
     // Maintenance under a session advisory lock: true if this relay holds it.
     bool try_maintenance_lock();

@@ -1,0 +1,94 @@
+// The leased claim mode (--claim-mode leased) as its own type: once.claim takes a lease on a
+// batch, sent without waiting on a connection used for claims only; the batch is settled later
+// in separate statements on the LISTEN connection (LeaseStore: once.ack for every finished
+// batch at once, once.nack / once.dead per message), and its lease is extended while a slow
+// sink works. A relay that dies leaves its messages to come back when the lease ends.
+//
+// Without a claim connection (the locked mode, leasing for a while after a failed settlement)
+// claims are made on the LISTEN connection and answered at once.
+//
+// Up to two batches are open; a claim is out only while no batch has messages still waiting
+// for the sink. What the sink confirmed before the database went away is acked after the
+// reconnect (pending acks). Unit-tested against a fake LeaseStore and a fake sink.
+#pragma once
+
+#include "batch.hpp"
+#include "claim/lease_store.hpp"
+#include "duration.hpp"
+#include "locked_tx.hpp"
+#include "metrics.hpp"
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct pollfd;
+
+namespace once::relay {
+
+class LeasedClaims {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    // `claim_connection`: may be null (claims then go to `store` and are answered at once).
+    LeasedClaims(LeaseStore& store, Metrics& metrics, std::unique_ptr<PgLockedTx> claim_connection);
+
+    // (Re)connects the claim connection, if there is one. Throws DbLost.
+    void connect();
+    // Claims from now on go out on `claim_connection` (the leased mode, also after the locked
+    // mode found no once.claim_locked), unless one is there already.
+    void use_claim_connection(std::unique_ptr<PgLockedTx> claim_connection);
+    bool has_claim_connection() const { return claim_connection_ != nullptr; }
+    // The database went away: the claim connection closes with the rest.
+    void disconnect();
+    // The drain bound passed: a claim still out is dropped (if it committed, its leases run
+    // out and the messages come back).
+    void drop_claim();
+
+    // No claim out, and every open batch wholly handed to the sink.
+    bool may_claim() const;
+    // Sends a claim. Made on the LISTEN connection, it is answered at once: the answer is
+    // returned. Throws DbLost, or std::runtime_error when the server refused.
+    std::optional<std::vector<Message>> start_claim(int batch, Millis lease, const std::vector<std::string>& topics,
+                                                    uint64_t claim_wants);
+    // The answer of the claim out, once it has arrived. Throws like start_claim.
+    std::optional<std::vector<Message>> collect_claim();
+    uint64_t claim_wants() const { return claim_wants_; }   // when the last claim was sent
+    void open_batch(Batch batch);
+
+    // Settles every finished batch: each one's nacks and dead letters, then one once.ack for
+    // all of them; `on_batch_settled` after each batch. Throws DbLost: the acks gathered so far
+    // are kept and made after the reconnect.
+    void settle_finished(const std::function<void()>& on_batch_settled);
+    // The database is away: the acks of finished batches are kept for after the reconnect;
+    // the rest comes back when its lease runs out.
+    void retire_finished_offline();
+    void flush_pending_acks();   // after a reconnect; throws DbLost
+    // Extends the lease of every batch due (half the lease since its claim or last extension).
+    void extend_leases(Clock::time_point now, Millis lease);
+    // Publish nothing more (SIGTERM, database lost); what was not published goes back.
+    void stop(const std::string& why);
+
+    void open_batches(std::vector<Batch*>& out);
+    size_t open_count() const;            // open batches, and a claim out
+    bool has_batches() const { return !batches_.empty(); }
+    bool settlement_due() const;          // a finished batch waits: do not sleep
+    void poll_fds(std::vector<pollfd>& fds) const;
+
+private:
+    void give_back(const Batch::Entry& e, bool dead);   // once.nack, or once.dead when dead
+
+    LeaseStore& store_;
+    Metrics& metrics_;
+    std::unique_ptr<PgLockedTx> claim_connection_;
+    bool claiming_ = false;                 // a claim is out on claim_connection_
+    uint64_t claim_wants_ = 0;
+    std::deque<Batch> batches_;             // open batches, oldest first
+    std::vector<std::string> pending_acks_; // delivered before the database went away
+};
+
+}  // namespace once::relay
