@@ -24,12 +24,12 @@
 #include "batch.hpp"
 #include "claim/leased_claims.hpp"
 #include "claim/locked_lanes.hpp"
-#include "locked_tx.hpp"
+#include "outbox/locked_tx.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 #include "systemd_notify.hpp"
 
 #include <chrono>

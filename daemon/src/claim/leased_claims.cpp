@@ -1,6 +1,6 @@
 #include "claim/leased_claims.hpp"
 
-#include "source_db.hpp"   // DbLost
+#include "outbox/source_db.hpp"   // DbLost
 
 #include <poll.h>
 #include <spdlog/spdlog.h>

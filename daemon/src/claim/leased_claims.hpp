@@ -15,7 +15,7 @@
 #include "batch.hpp"
 #include "claim/lease_store.hpp"
 #include "duration.hpp"
-#include "locked_tx.hpp"
+#include "outbox/locked_tx.hpp"
 #include "metrics.hpp"
 
 #include <chrono>

@@ -1,6 +1,6 @@
 #include "claim/locked_lanes.hpp"
 
-#include "source_db.hpp"   // DbLost
+#include "outbox/source_db.hpp"   // DbLost
 
 #include <poll.h>
 

@@ -13,7 +13,7 @@
 #include "batch.hpp"
 #include "claim/lane_state.hpp"
 #include "duration.hpp"
-#include "locked_tx.hpp"
+#include "outbox/locked_tx.hpp"
 
 #include <chrono>
 #include <functional>

@@ -1,9 +1,9 @@
 // Batch: the per-message state of one claimed batch, driven against a fake sink that answers
 // when and in whatever order the test says.
 #include "batch.hpp"
-#include "locked_tx.hpp"
+#include "outbox/locked_tx.hpp"
 #include "sinks/sink.hpp"
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 #include "test_fakes.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // failures nacked or dead-lettered one by one, leases are extended at half time, and what the
 // sink confirmed while the database was away is acked after the reconnect.
 #include "claim/leased_claims.hpp"
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 #include "test_fakes.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // claiming -> publishing -> settling -> idle, and every way out of it gives the batch back.
 #include "claim/locked_lanes.hpp"
 #include "sinks/sink.hpp"
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 #include "test_fakes.hpp"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
-#include "locked_tx.hpp"
+#include "outbox/locked_tx.hpp"
 
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 #include "outbox/claimed_rows.hpp"
 #include "outbox/statements.hpp"
-#include "pq_connect.hpp"
-#include "pq_text.hpp"
+#include "outbox/pq_connect.hpp"
+#include "outbox/pq_text.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
