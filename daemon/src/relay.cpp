@@ -23,21 +23,35 @@ Millis reconnect_delay(int failures, Millis cap, double u) {
     return Millis(backoff_delay_ms(p, std::max(1, std::min(failures, 30)), u));
 }
 
+Relay::Wiring Relay::libpq_wiring(const Options& o) {
+    Wiring w;
+    w.db = std::make_unique<SourceDb>(o.db, o.name, o.connect_timeout, o.synchronous_commit);
+    w.leased_claim_connection = [o] {
+        return std::make_unique<PgLockedTx>(o.db, o.name, o.connect_timeout, o.synchronous_commit);
+    };
+    // The lanes' sessions end a transaction idle past the hold bound, so both limits are taken
+    // from the same settings, once (a reload keeps them; see locked_publish_limit below).
+    w.locked_tx = [o]() -> std::unique_ptr<LockedTx> {
+        return std::make_unique<PgLockedTx>(o.db, o.name, o.connect_timeout, o.synchronous_commit,
+                                            locked_session_settings(locked_hold_bound(o.lease, o.sink_timeout)));
+    };
+    return w;
+}
+
 Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
              SystemdNotifier& notifier)
+    : Relay(options, std::move(reloader), std::move(sink), metrics, signals, notifier, libpq_wiring(options)) {}
+
+Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
+             SystemdNotifier& notifier, Wiring wiring)
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
-      signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
+      signals_(signals), notifier_(notifier), db_(std::move(wiring.db)), wiring_(std::move(wiring)),
       mode_(resolve_claim_mode(opt_.claim_mode, sink_->preferred_claim_mode())), rng_(std::random_device{}()) {
-    leased_ = std::make_unique<LeasedClaims>(db_, metrics_, mode_ == ClaimMode::leased ? leased_claim_connection() : nullptr);
-    if (mode_ == ClaimMode::locked) {
-        // The lanes' sessions end a transaction idle past the hold bound, so both limits are
-        // taken from the same settings, once (a reload keeps them).
-        auto make_tx = [o = opt_]() -> std::unique_ptr<LockedTx> {
-            return std::make_unique<PgLockedTx>(o.db, o.name, o.connect_timeout, o.synchronous_commit,
-                                                locked_session_settings(locked_hold_bound(o.lease, o.sink_timeout)));
-        };
-        locked_ = std::make_unique<LockedLanes>(kOpenBatches, make_tx, locked_publish_limit(opt_.lease));
-    }
+    std::unique_ptr<PgLockedTx> claim_connection;
+    if (mode_ == ClaimMode::leased && wiring_.leased_claim_connection) claim_connection = wiring_.leased_claim_connection();
+    leased_ = std::make_unique<LeasedClaims>(*db_, metrics_, std::move(claim_connection));
+    if (mode_ == ClaimMode::locked)
+        locked_ = std::make_unique<LockedLanes>(kOpenBatches, wiring_.locked_tx, locked_publish_limit(opt_.lease), metrics_);
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;
@@ -76,7 +90,7 @@ int Relay::run() {
             on_db_lost(e.what());
         }
     }
-    if (db_.connected()) {
+    if (db_->connected()) {
         try { leased_->flush_pending_acks(); } catch (const std::exception&) {}
     }
     log_stats(true);
@@ -85,25 +99,23 @@ int Relay::run() {
 }
 
 void Relay::step() {
-    if (!db_.connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
+    if (!db_->connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
     collect_claims();
-    if (db_.connected()) {
-        leased_->flush_pending_acks();
-        settle_finished();
+    // Leased batches settle on the LISTEN connection (with it away, their acks are kept).
+    settle(*leased_);
+    if (db_->connected()) {
         maintenance();
         sink_ready_ = sink_->ready();
         metrics_.sink_connected = sink_ready_;
         if (may_claim()) claim();
-    } else {
-        leased_->retire_finished_offline();
     }
-    stop_overdue_locked_batches();
+    if (locked_) locked_->keep_claims(Clock::now());   // (leases: extend_leases, after poll)
     dispatch();
     // The batch just handed to the sink lets the next claim go out now, before the settles
     // below wait for their COMMITs: the server runs that claim meanwhile.
-    if (db_.connected() && may_claim()) claim();
+    if (db_->connected() && may_claim()) claim();
     // Locked batches settle on their own connections, whatever happened to db_.
-    settle_locked_finished();
+    if (locked_) settle(*locked_);
     wait_and_process();
 }
 
@@ -130,64 +142,50 @@ void Relay::want_claim() {
 bool Relay::claims_locked() const { return mode_ == ClaimMode::locked && Clock::now() >= leased_until_; }
 
 bool Relay::may_claim() const {
-    if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
+    if (stopping_ || !db_->connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
     if (!leased_->may_claim()) return false;   // a leased claim out, or the sink has work queued
     // (a second claim beside one still out only while a backlog drains: see LockedLanes)
-    if (claims_locked() && !locked_->may_claim(draining_)) return false;
+    if (claims_locked() && !locked_->may_claim()) return false;
     return need_claim_ || Clock::now() >= next_poll_;
 }
 
-void Relay::claim() {
-    if (claims_locked()) {
-        next_poll_ = Clock::now() + opt_.poll_interval;
-        locked_->start_claim(opt_.batch, opt_.topics, want_claims_);   // DbLost: run() backs off
-        need_claim_ = false;   // until the answer, or a wake-up, says otherwise
-        return;
-    }
-    next_poll_ = Clock::now() + opt_.poll_interval;
-    // Answered at once when made on the LISTEN connection; else in collect_claims.
-    if (auto answer = leased_->start_claim(opt_.batch, opt_.lease, opt_.topics, want_claims_))
-        open_leased_batch(std::move(*answer));
+ClaimSource& Relay::claim_source() {
+    if (claims_locked()) return *locked_;
+    return *leased_;
 }
 
-void Relay::open_leased_batch(std::vector<Message> msgs) {
-    metrics_.last_claim_unix_ms = unix_ms();
-    // Claim again at once after any non-empty batch, not only after a full one: an outbox that
-    // hands out one message per key per claim returns short batches while a backlog remains.
-    // The next empty claim ends the drain, unless something asked for a claim while this one
-    // was out (its snapshot may predate that commit).
-    need_claim_ = !msgs.empty() || want_claims_ != leased_->claim_wants();
-    if (msgs.empty()) return;
-    metrics_.batches++;
-    failures_logged_ = 0;
-    uint64_t first = next_token_;
-    next_token_ += msgs.size();
-    Batch batch(std::move(msgs), first, Clock::now());
-    // Leased while SIGTERM or a lost database arrived: publish none of it, give it all back.
-    if (stopping_ || !db_.connected()) batch.stop(stopping_ ? "relay stopping" : "database connection lost");
-    leased_->open_batch(std::move(batch));
+void Relay::claim() {
+    next_poll_ = Clock::now() + opt_.poll_interval;
+    claim_source().start_claim(ClaimRequest{opt_.batch, opt_.lease, opt_.topics, want_claims_});   // DbLost: run() backs off
+    need_claim_ = false;   // until the answer, or a wake-up, says otherwise
+    // (A claim made on the LISTEN connection is answered already: settlement_due() makes the
+    // next poll() return at once, and the next turn opens its batch before dispatching.)
 }
 
 void Relay::collect_claims() {
-    if (auto answer = leased_->collect_claim()) open_leased_batch(std::move(*answer));   // DbLost / server error: run() backs off
-    if (!locked_) return;
-    for (LockedLanes::Answer& a : locked_->collect_claims()) {   // DbLost / server error: run() backs off
+    collect_claims_of(*leased_);
+    if (locked_) collect_claims_of(*locked_);
+}
+
+void Relay::collect_claims_of(ClaimSource& source) {
+    for (ClaimAnswer& a : source.collect_claims()) {   // DbLost / server error: run() backs off
         metrics_.last_claim_unix_ms = unix_ms();
-        // As in claim(): again at once after any non-empty batch. An empty answer ends the
-        // drain unless something asked for a claim while this one was out (its snapshot may
-        // predate that commit).
-        draining_ = !a.messages.empty();
+        // Claim again at once after any non-empty batch, not only after a full one: an outbox
+        // that hands out one message per key per claim returns short batches while a backlog
+        // remains. The next empty claim ends the drain, unless something asked for a claim
+        // while this one was out (its snapshot may predate that commit).
         if (!a.messages.empty() || want_claims_ != a.claim_wants) need_claim_ = true;
         if (a.messages.empty()) continue;
-        if (stopping_) {   // claimed while SIGTERM arrived: give it back untouched
-            locked_->rollback(a.lane);
-            continue;
-        }
+        // Claimed while SIGTERM or a lost database arrived: publish none of it, give it all back.
+        const char* refused = stopping_ ? "relay stopping" : !db_->connected() ? "database connection lost" : nullptr;
+        if (refused && source.give_back_unopened(a.lane)) continue;   // (locked: rolled back untouched)
         metrics_.batches++;
         failures_logged_ = 0;
         uint64_t first = next_token_;
         next_token_ += a.messages.size();
-        locked_->open_batch(a.lane, Batch(std::move(a.messages), first, Clock::now()));
+        Batch batch(std::move(a.messages), first, Clock::now());
+        if (refused) batch.stop(refused);   // (leased: nacked at once when settled)
+        source.open_batch(a.lane, std::move(batch));
     }
 }
 
@@ -200,8 +198,8 @@ void Relay::dispatch() {
 
 void Relay::wait_and_process() {
     // Wake-ups that arrived during the last call are already in libpq's queue, not on the socket.
-    if (db_.connected() && db_.consume_wakeups()) want_claim();
-    bool draining = open_count() > 0 && (stopping_ || !db_.connected());
+    if (db_->connected() && db_->consume_wakeups()) want_claim();
+    bool draining = open_count() > 0 && (stopping_ || !db_->connected());
     int64_t timeout = 60000;
     if (may_claim()) timeout = 0;
     int st = sink_->poll_timeout_ms();
@@ -211,7 +209,7 @@ void Relay::wait_and_process() {
         if (leased_->settlement_due()) timeout = 0;
         if (locked_ && locked_->settlement_due()) timeout = 0;
     }
-    if (db_.connected()) {
+    if (db_->connected()) {
         if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
         if (!sink_ready_) timeout = std::min<int64_t>(timeout, 200);   // ask the sink again
         if (opt_.maintenance) timeout = std::min<int64_t>(timeout, ms_until(std::min(next_purge_, next_saga_tick_)));
@@ -226,7 +224,7 @@ void Relay::wait_and_process() {
 
     std::vector<pollfd> fds;
     fds.push_back(pollfd{signals_.fd(), POLLIN, 0});
-    fds.push_back(pollfd{db_.connected() ? db_.socket() : -1, POLLIN, 0});
+    fds.push_back(pollfd{db_->connected() ? db_->socket() : -1, POLLIN, 0});
     sink_->poll_fds(fds);
     size_t sink_fds = fds.size() - 2;
     if (locked_) locked_->poll_fds(fds);   // claims and settlements out: their answers
@@ -240,7 +238,7 @@ void Relay::wait_and_process() {
     apply(outcomes);
     metrics_.in_flight = static_cast<int64_t>(sink_->in_flight());
     drain_deadline_check();
-    if (fds[1].revents && db_.connected() && db_.consume_wakeups()) want_claim();
+    if (fds[1].revents && db_->connected() && db_->consume_wakeups()) want_claim();
     extend_leases();
 }
 
@@ -270,7 +268,7 @@ void Relay::apply(std::vector<Outcome>& outcomes) {
 }
 
 void Relay::extend_leases() {
-    if (db_.connected()) leased_->extend_leases(Clock::now(), opt_.lease);
+    if (db_->connected()) leased_->keep_claims(Clock::now());
 }
 
 void Relay::stop_batches(const std::string& why, Clock::time_point deadline) {
@@ -279,7 +277,7 @@ void Relay::stop_batches(const std::string& why, Clock::time_point deadline) {
 }
 
 void Relay::drain_deadline_check() {
-    bool draining = stopping_ || !db_.connected();
+    bool draining = stopping_ || !db_->connected();
     if (draining && Clock::now() >= drain_deadline_) {
         // Locked batches not committed by the bound are rolled back: every message goes back
         // untouched, nothing is counted as an attempt.
@@ -295,69 +293,30 @@ void Relay::drain_deadline_check() {
     apply(outcomes);
 }
 
-void Relay::stop_overdue_locked_batches() {
-    // A locked batch is an open transaction, and the database ends one idle for longer than
-    // the hold bound. So a batch the sink has not taken wholly within the publish limit (a slow
-    // sink, a narrow window) publishes no more: the rest is given back with its settlement,
-    // which then commits in time, before the server would roll back what was delivered too.
-    if (locked_ && locked_->stop_overdue(Clock::now()) > 0)
-        spdlog::warn("a locked batch was not handed to the sink within {} of its claim (--lease); the rest of it goes back "
-                     "to the outbox", format_duration(locked_publish_limit(opt_.lease)));
-}
-
 // ------------------------------------------------------------------------------ settling
 
-void Relay::settle_locked_finished() {
-    if (locked_) locked_->settle_finished([this](LockedLanes::Settled& s) { on_locked_settled(s); });
+void Relay::settle(ClaimSource& source) {
+    source.settle_finished([this](const SettleOutcome& o) { on_settled(o); });
 }
 
-void Relay::on_locked_settled(LockedLanes::Settled& s) {
-    const LockedSettle& r = s.result;
-    log_locked_settle(r);
+void Relay::on_settled(const SettleOutcome& o) {
     // Claim again: a claim made while this batch was open could not have the next
     // message of its keys, so an empty answer then did not mean the outbox was drained.
     want_claim();
-    if (r.result != LockedSettle::Result::given_back) return;
-    metrics_.given_back += s.batch_size;
-    spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", s.batch_size, r.error);
+    if (!o.given_back) return;
+    metrics_.given_back += o.batch_size;
+    spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", o.batch_size, o.error);
     // Reconnect everything with backoff. A failure on a healthy connection backs off the
     // same way: the messages are back untouched, and claiming them again at once could
     // repeat the failure in a tight loop that never counts an attempt.
-    if (r.connection_lost) throw DbLost(r.error);
+    if (o.connection_lost) throw DbLost(o.error);
     leased_until_ = Clock::now() + kLeasedAfterFailure;
     spdlog::warn("claims are leased for the next {}s, so that attempts are counted while settling fails",
                  kLeasedAfterFailure.count());
-    throw std::runtime_error("settling a locked batch failed: " + r.error);
-}
-
-void Relay::log_locked_settle(const LockedSettle& r) {
-    if (r.result != LockedSettle::Result::committed) return;
-    metrics_.acked += static_cast<uint64_t>(r.report.acked);
-    if (r.report.acked < static_cast<int64_t>(r.settlement.acks.size()))
-        spdlog::warn("{} of {} acks of a locked batch not counted by once.ack", r.settlement.acks.size() - r.report.acked,
-                     r.settlement.acks.size());
-    for (size_t i = 0; i < r.settlement.nacks.size(); ++i) {
-        const Batch::Entry& e = *r.settlement.nacks[i];
-        metrics_.nacked++;
-        if (i < r.report.nack_verdicts.size() && r.report.nack_verdicts[i] == "dead") {
-            spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e.msg.id, e.msg.topic, e.msg.attempt,
-                         e.error);
-            metrics_.dead++;
-        }
-    }
-    metrics_.dead += r.settlement.deads.size();
-}
-
-void Relay::settle_finished() {
-    // (each batch settled frees its keys: see on_locked_settled)
-    leased_->settle_finished([this] { want_claim(); });
+    throw std::runtime_error("settling a locked batch failed: " + o.error);
 }
 
 // ------------------------------------------------------------------------------ database
-
-std::unique_ptr<PgLockedTx> Relay::leased_claim_connection() const {
-    return std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
-}
 
 void Relay::connect_lanes() {
     if (mode_ != ClaimMode::locked) return;
@@ -375,11 +334,11 @@ void Relay::connect_lanes() {
 
 void Relay::connect_db() {
     try {
-        db_.connect();
+        db_->connect();
         connect_lanes();
         if (mode_ == ClaimMode::leased) {
-            if (!leased_->has_claim_connection())   // (after a fallback from locked)
-                leased_->use_claim_connection(leased_claim_connection());
+            if (!leased_->has_claim_connection() && wiring_.leased_claim_connection)   // (after a fallback from locked)
+                leased_->use_claim_connection(wiring_.leased_claim_connection());
             leased_->connect();
         }
         mode_probed_ = true;
@@ -390,9 +349,9 @@ void Relay::connect_db() {
     metrics_.db_connected = true;
     if (ever_connected_) {
         metrics_.reconnects++;
-        spdlog::info("reconnected to {} (after {} failed attempt(s)); draining", db_.server(), connect_failures_);
+        spdlog::info("reconnected to {} (after {} failed attempt(s)); draining", db_->server(), connect_failures_);
     } else {
-        spdlog::info("connected to {} ({}), listening on {}", db_.server(), db_.redacted_conninfo(), kWakeChannel);
+        spdlog::info("connected to {} ({}), listening on {}", db_->server(), db_->redacted_conninfo(), kWakeChannel);
     }
     ever_connected_ = true;
     connect_failures_ = 0;
@@ -402,7 +361,7 @@ void Relay::connect_db() {
 
 void Relay::on_db_lost(const std::string& why) {
     bool was = metrics_.db_connected.exchange(false);
-    db_.disconnect();
+    db_->disconnect();
     // Locked batches: closing their connections rolls them back, so the outbox has every
     // message back at once; publishes still in flight are orphaned (their answers match no
     // batch; a duplicate they cause is dropped by the sink's dedupe).
@@ -431,8 +390,8 @@ void Relay::maintenance() {
     if (now >= next_purge_) {
         next_purge_ = now + opt_.purge_interval;
         try {
-            if (db_.try_maintenance_lock()) {
-                int64_t n = db_.purge();
+            if (db_->try_maintenance_lock()) {
+                int64_t n = db_->purge();
                 if (n > 0) spdlog::info("maintenance: once.purge() removed {} rows", n);
             }
         } catch (const DbLost&) {
@@ -444,7 +403,7 @@ void Relay::maintenance() {
     if (now >= next_saga_tick_) {
         next_saga_tick_ = now + opt_.saga_tick_interval;
         try {
-            if (db_.try_maintenance_lock()) db_.saga_tick();
+            if (db_->try_maintenance_lock()) db_->saga_tick();
         } catch (const DbLost&) {
             throw;
         } catch (const std::exception& e) {

@@ -62,6 +62,17 @@ public:
 
     Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
           SystemdNotifier& notifier);
+
+    // What the relay talks to besides the sink, replaceable by fakes (the loop's unit tests).
+    struct Wiring {
+        std::unique_ptr<OutboxSession> db;                        // the LISTEN connection
+        std::function<std::unique_ptr<PgLockedTx>()> leased_claim_connection;   // null: claims on db
+        LockedLanes::TxFactory locked_tx;                         // one locked lane's transaction
+    };
+    // The wiring the daemon uses: libpq connections made from `options`.
+    static Wiring libpq_wiring(const Options& options);
+    Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
+          SystemdNotifier& notifier, Wiring wiring);
     // Runs until SIGTERM/SIGINT; returns the process exit code.
     int run();
 
@@ -69,21 +80,20 @@ private:
     void step();                            // one turn of the loop (may throw DbLost)
     bool may_claim() const;
     bool claims_locked() const;             // locked mode, and not leasing after a failure
-    void claim();
+    void claim();                           // on claim_source(): the one claim path
+    ClaimSource& claim_source();            // locked lanes, unless leasing after a failure
+    void collect_claims_of(ClaimSource& source);   // a batch for each answer with messages
     void dispatch();
-    void stop_overdue_locked_batches();     // see outbox/locked_hold_bound.hpp
     void wait_and_process();                // the one poll(): sink, database socket, signals, timers
     void apply(std::vector<Outcome>& outcomes);
     void extend_leases();
-    void settle_finished();                 // ack/nack/dead the finished batches
-    void settle_locked_finished();          // locked: settle + COMMIT each finished batch
+    void settle(ClaimSource& source);       // what is finished: ack/nack/dead (+ COMMIT)
+    void on_settled(const SettleOutcome& o);  // wake-up; a batch given back: back off
     void collect_claims();                  // open a batch for each claim answered (either mode)
-    void open_leased_batch(std::vector<Message> msgs);
     void want_claim();                      // something may be claimable: claim again soon
     std::vector<Batch*> open_batches();     // oldest first, either mode
     size_t open_count() const;
     void connect_lanes();
-    std::unique_ptr<PgLockedTx> leased_claim_connection() const;   // for leased claims only
     void drain_deadline_check();
     void stop_batches(const std::string& why, Clock::time_point deadline);
 
@@ -94,8 +104,7 @@ private:
     void maintenance();
     void log_stats(bool force);
     int64_t ms_until(Clock::time_point t) const;
-    void on_locked_settled(LockedLanes::Settled& s);   // metrics, logs; a batch given back: back off
-    void log_locked_settle(const LockedSettle& r);
+
 
     Options opt_;
     Reloader reloader_;
@@ -103,7 +112,8 @@ private:
     Metrics& metrics_;
     SignalFd& signals_;
     SystemdNotifier& notifier_;
-    SourceDb db_;
+    std::unique_ptr<OutboxSession> db_;
+    Wiring wiring_;                         // (for the connections made later)
     ClaimMode mode_;
     bool mode_probed_ = false;              // the locked mode's first connect was logged
     std::unique_ptr<LockedLanes> locked_;   // locked mode: kOpenBatches transaction connections
@@ -117,7 +127,6 @@ private:
     bool ready_sent_ = false;
     bool need_claim_ = true;
     uint64_t want_claims_ = 0;              // counts want_claim(): a wake-up during a claim survives it
-    bool draining_ = false;                 // locked: the last claim answered brought messages
     bool sink_ready_ = false;
     bool ever_connected_ = false;
     int connect_failures_ = 0;

@@ -23,6 +23,7 @@ void LeasedClaims::use_claim_connection(std::unique_ptr<PgLockedTx> claim_connec
 void LeasedClaims::disconnect() {
     if (claim_connection_) claim_connection_->disconnect();
     claiming_ = false;
+    answered_.reset();   // (its leases run out)
 }
 
 void LeasedClaims::drop_claim() {
@@ -30,33 +31,46 @@ void LeasedClaims::drop_claim() {
 }
 
 bool LeasedClaims::may_claim() const {
-    if (claiming_) return false;
+    if (claiming_ || answered_) return false;
     for (const Batch& b : batches_)
         if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
     return true;
 }
 
-std::optional<std::vector<Message>> LeasedClaims::start_claim(int batch, Millis lease, const std::vector<std::string>& topics,
-                                                               uint64_t claim_wants) {
-    claim_wants_ = claim_wants;
-    if (claim_connection_ && claim_connection_->connected()) {   // answered in collect_claim
-        claim_connection_->start_leased_claim(batch, lease, topics);
+void LeasedClaims::start_claim(const ClaimRequest& request) {
+    claim_wants_ = request.claim_wants;
+    lease_ = request.lease;
+    if (claim_connection_ && claim_connection_->connected()) {   // answered in collect_claims
+        claim_connection_->start_leased_claim(request.batch, request.lease, request.topics);
         claiming_ = true;
-        return std::nullopt;
+        return;
     }
     // (the locked mode leasing for a while after a failed settlement: on the LISTEN connection)
-    return store_.claim(batch, lease, topics);
+    answered_ = store_.claim(request.batch, request.lease, request.topics);
 }
 
-std::optional<std::vector<Message>> LeasedClaims::collect_claim() {
-    if (!claiming_ || !claim_connection_->claim_ready()) return std::nullopt;
-    claiming_ = false;
-    return claim_connection_->finish_claim();
+std::vector<ClaimAnswer> LeasedClaims::collect_claims() {
+    std::vector<ClaimAnswer> out;
+    if (answered_) {
+        out.push_back(ClaimAnswer{0, std::move(*answered_), claim_wants_});
+        answered_.reset();
+    } else if (claiming_ && claim_connection_->claim_ready()) {
+        claiming_ = false;
+        out.push_back(ClaimAnswer{0, claim_connection_->finish_claim(), claim_wants_});
+    }
+    return out;
 }
 
-void LeasedClaims::open_batch(Batch batch) { batches_.push_back(std::move(batch)); }
+void LeasedClaims::open_batch(size_t, Batch batch) { batches_.push_back(std::move(batch)); }
 
-void LeasedClaims::settle_finished(const std::function<void()>& on_batch_settled) {
+void LeasedClaims::keep_claims(Clock::time_point now) { extend_leases(now, lease_); }
+
+void LeasedClaims::settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) {
+    if (!store_.connected()) {
+        retire_finished_offline();
+        return;
+    }
+    flush_pending_acks();
     std::vector<std::string> acks;
     for (auto it = batches_.begin(); it != batches_.end();) {
         std::optional<Batch::Settlement> taken = it->take_settlement();
@@ -73,8 +87,10 @@ void LeasedClaims::settle_finished(const std::function<void()>& on_batch_settled
             batches_.erase(it);
             throw;
         }
+        SettleOutcome outcome;
+        outcome.batch_size = it->size();
         it = batches_.erase(it);
-        on_batch_settled();
+        on_settled(outcome);
     }
     if (acks.empty()) return;
     int64_t acked;
@@ -162,9 +178,10 @@ void LeasedClaims::open_batches(std::vector<Batch*>& out) {
     for (Batch& b : batches_) out.push_back(&b);
 }
 
-size_t LeasedClaims::open_count() const { return batches_.size() + (claiming_ ? 1 : 0); }
+size_t LeasedClaims::open_count() const { return batches_.size() + (claiming_ || answered_ ? 1 : 0); }
 
 bool LeasedClaims::settlement_due() const {
+    if (answered_) return true;
     for (const Batch& b : batches_)
         if (b.finished()) return true;
     return false;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "batch.hpp"
+#include "claim/claim_source.hpp"
 #include "claim/lease_store.hpp"
 #include "duration.hpp"
 #include "outbox/locked_tx.hpp"
@@ -30,12 +31,11 @@ struct pollfd;
 
 namespace once::relay {
 
-class LeasedClaims {
+class LeasedClaims final : public ClaimSource {
 public:
-    using Clock = std::chrono::steady_clock;
-
     // `claim_connection`: may be null (claims then go to `store` and are answered at once).
     LeasedClaims(LeaseStore& store, Metrics& metrics, std::unique_ptr<PgLockedTx> claim_connection);
+    ClaimMode mode() const override { return ClaimMode::leased; }
 
     // (Re)connects the claim connection, if there is one. Throws DbLost.
     void connect();
@@ -50,20 +50,25 @@ public:
     void drop_claim();
 
     // No claim out, and every open batch wholly handed to the sink.
-    bool may_claim() const;
-    // Sends a claim. Made on the LISTEN connection, it is answered at once: the answer is
-    // returned. Throws DbLost, or std::runtime_error when the server refused.
-    std::optional<std::vector<Message>> start_claim(int batch, Millis lease, const std::vector<std::string>& topics,
-                                                    uint64_t claim_wants);
-    // The answer of the claim out, once it has arrived. Throws like start_claim.
-    std::optional<std::vector<Message>> collect_claim();
-    uint64_t claim_wants() const { return claim_wants_; }   // when the last claim was sent
-    void open_batch(Batch batch);
+    bool may_claim() const override;
+    // Sends a claim. Made on the LISTEN connection (no claim connection), it is answered at
+    // once, and collect_claims() returns the answer. Throws DbLost, or std::runtime_error when
+    // the server refused.
+    void start_claim(const ClaimRequest& request) override;
+    // The answer of the claim out, once it has arrived (lane 0). Throws like start_claim.
+    std::vector<ClaimAnswer> collect_claims() override;
+    // A leased claim cannot be handed back untouched: the relay opens it stopped, and its
+    // settlement nacks it (false).
+    bool give_back_unopened(size_t) override { return false; }
+    void open_batch(size_t lane, Batch batch) override;
+    // Extends the leases due (with the lease of the last claim).
+    void keep_claims(Clock::time_point now) override;
 
     // Settles every finished batch: each one's nacks and dead letters, then one once.ack for
-    // all of them; `on_batch_settled` after each batch. Throws DbLost: the acks gathered so far
-    // are kept and made after the reconnect.
-    void settle_finished(const std::function<void()>& on_batch_settled);
+    // all of them; `on_settled` after each batch. Throws DbLost: the acks gathered so far are
+    // kept and made after the reconnect. With the database away, the acks of finished batches
+    // are kept for after the reconnect instead (retire_finished_offline).
+    void settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) override;
     // The database is away: the acks of finished batches are kept for after the reconnect;
     // the rest comes back when its lease runs out.
     void retire_finished_offline();
@@ -73,11 +78,11 @@ public:
     // Publish nothing more (SIGTERM, database lost); what was not published goes back.
     void stop(const std::string& why);
 
-    void open_batches(std::vector<Batch*>& out);
-    size_t open_count() const;            // open batches, and a claim out
+    void open_batches(std::vector<Batch*>& out) override;
+    size_t open_count() const override;   // open batches, and a claim out (or answered)
     bool has_batches() const { return !batches_.empty(); }
-    bool settlement_due() const;          // a finished batch waits: do not sleep
-    void poll_fds(std::vector<pollfd>& fds) const;
+    bool settlement_due() const override; // a finished batch or an answer waits: do not sleep
+    void poll_fds(std::vector<pollfd>& fds) const override;
 
 private:
     void give_back(const Batch::Entry& e, bool dead);   // once.nack, or once.dead when dead
@@ -87,6 +92,8 @@ private:
     std::unique_ptr<PgLockedTx> claim_connection_;
     bool claiming_ = false;                 // a claim is out on claim_connection_
     uint64_t claim_wants_ = 0;
+    Millis lease_{0};                       // of the last claim: what extensions renew
+    std::optional<std::vector<Message>> answered_;   // a claim made on the LISTEN connection
     std::deque<Batch> batches_;             // open batches, oldest first
     std::vector<std::string> pending_acks_; // delivered before the database went away
 };

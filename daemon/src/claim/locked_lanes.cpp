@@ -3,13 +3,14 @@
 #include "outbox/source_db.hpp"   // DbLost
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 
 #include <utility>
 
 namespace once::relay {
 
-LockedLanes::LockedLanes(size_t lanes, TxFactory make_tx, Millis publish_limit)
-    : lane_count_(lanes), make_tx_(std::move(make_tx)), publish_limit_(publish_limit) {}
+LockedLanes::LockedLanes(size_t lanes, TxFactory make_tx, Millis publish_limit, Metrics& metrics)
+    : lane_count_(lanes), make_tx_(std::move(make_tx)), publish_limit_(publish_limit), metrics_(metrics) {}
 
 bool LockedLanes::connect() {
     if (lanes_.empty())
@@ -23,28 +24,28 @@ bool LockedLanes::connect() {
     return true;
 }
 
-bool LockedLanes::may_claim(bool draining) const {
+bool LockedLanes::may_claim() const {
     bool idle_lane = false, claiming = false;
     for (const Lane& l : lanes_) {
         if (l.batch && !l.batch->all_dispatched()) return false;   // the sink still has work queued
         idle_lane |= l.state == LaneState::idle;
         claiming |= l.state == LaneState::claiming;
     }
-    return idle_lane && (!claiming || draining);
+    return idle_lane && (!claiming || draining_);
 }
 
-void LockedLanes::start_claim(int batch, const std::vector<std::string>& topics, uint64_t claim_wants) {
+void LockedLanes::start_claim(const ClaimRequest& request) {
     for (Lane& l : lanes_) {
         if (l.state != LaneState::idle) continue;
-        l.tx->start_claim(batch, topics);   // DbLost: the relay backs off
+        l.tx->start_claim(request.batch, request.topics);   // DbLost: the relay backs off
         l.state = LaneState::claiming;
-        l.claim_wants = claim_wants;
+        l.claim_wants = request.claim_wants;
         return;
     }
 }
 
-std::vector<LockedLanes::Answer> LockedLanes::collect_claims() {
-    std::vector<Answer> answers;
+std::vector<ClaimAnswer> LockedLanes::collect_claims() {
+    std::vector<ClaimAnswer> answers;
     for (size_t i = 0; i < lanes_.size(); ++i) {
         Lane& l = lanes_[i];
         if (l.state != LaneState::claiming || !l.tx->claim_ready()) continue;
@@ -53,7 +54,8 @@ std::vector<LockedLanes::Answer> LockedLanes::collect_claims() {
         std::vector<Message> msgs = l.tx->finish_claim();
         // With messages, the transaction stays open until open_batch() or rollback().
         if (!msgs.empty()) l.state = LaneState::claiming;
-        answers.push_back(Answer{i, std::move(msgs), l.claim_wants});
+        draining_ = !msgs.empty();
+        answers.push_back(ClaimAnswer{i, std::move(msgs), l.claim_wants});
     }
     return answers;
 }
@@ -64,10 +66,17 @@ void LockedLanes::open_batch(size_t lane, Batch batch) {
     l.state = LaneState::publishing;
 }
 
-void LockedLanes::rollback(size_t lane) {
+bool LockedLanes::give_back_unopened(size_t lane) {
     Lane& l = lanes_[lane];
     l.tx->rollback();
     l.state = LaneState::idle;
+    return true;
+}
+
+void LockedLanes::keep_claims(Clock::time_point now) {
+    if (stop_overdue(now) > 0)
+        spdlog::warn("a locked batch was not handed to the sink within {} of its claim (--lease); the rest of it goes back "
+                     "to the outbox", format_duration(publish_limit_));
 }
 
 size_t LockedLanes::stop_overdue(Clock::time_point now) {
@@ -81,7 +90,7 @@ size_t LockedLanes::stop_overdue(Clock::time_point now) {
     return stopped;
 }
 
-void LockedLanes::settle_finished(const std::function<void(Settled&)>& on_settled) {
+void LockedLanes::settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) {
     for (Lane& l : lanes_) {
         if (l.state == LaneState::publishing) {
             // Sent without waiting (nothing while the batch is unfinished); the answer is read
@@ -91,12 +100,36 @@ void LockedLanes::settle_finished(const std::function<void(Settled&)>& on_settle
             l.state = LaneState::settling;
         }
         if (l.state != LaneState::settling || !l.tx->settle_ready()) continue;
-        Settled s{finish_settle_locked(*l.batch, *l.tx, std::move(*l.settlement)), l.batch->size()};
+        LockedSettle r = finish_settle_locked(*l.batch, *l.tx, std::move(*l.settlement));
+        count_committed(r);   // (before the batch its settlement points into goes)
+        SettleOutcome outcome;
+        outcome.batch_size = l.batch->size();
+        outcome.given_back = r.result == LockedSettle::Result::given_back;
+        outcome.connection_lost = r.connection_lost;
+        outcome.error = r.error;
         l.settlement.reset();
         l.batch.reset();
         l.state = LaneState::idle;
-        on_settled(s);
+        on_settled(outcome);
     }
+}
+
+void LockedLanes::count_committed(const LockedSettle& r) {
+    if (r.result != LockedSettle::Result::committed) return;
+    metrics_.acked += static_cast<uint64_t>(r.report.acked);
+    if (r.report.acked < static_cast<int64_t>(r.settlement.acks.size()))
+        spdlog::warn("{} of {} acks of a locked batch not counted by once.ack", r.settlement.acks.size() - r.report.acked,
+                     r.settlement.acks.size());
+    for (size_t i = 0; i < r.settlement.nacks.size(); ++i) {
+        const Batch::Entry& e = *r.settlement.nacks[i];
+        metrics_.nacked++;
+        if (i < r.report.nack_verdicts.size() && r.report.nack_verdicts[i] == "dead") {
+            spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e.msg.id, e.msg.topic, e.msg.attempt,
+                         e.error);
+            metrics_.dead++;
+        }
+    }
+    metrics_.dead += r.settlement.deads.size();
 }
 
 void LockedLanes::give_back(Lane& l, const std::string& why) {

@@ -11,8 +11,10 @@
 #pragma once
 
 #include "batch.hpp"
+#include "claim/claim_source.hpp"
 #include "claim/lane_state.hpp"
 #include "duration.hpp"
+#include "metrics.hpp"
 #include "outbox/locked_tx.hpp"
 
 #include <chrono>
@@ -26,28 +28,15 @@ struct pollfd;
 
 namespace once::relay {
 
-class LockedLanes {
+class LockedLanes final : public ClaimSource {
 public:
-    using Clock = std::chrono::steady_clock;
     // Makes one lane's transaction connection (not connected yet).
     using TxFactory = std::function<std::unique_ptr<LockedTx>()>;
 
-    // A claim's answer, taken by collect_claims().
-    struct Answer {
-        size_t lane;
-        std::vector<Message> messages;   // empty: the lane is idle again
-        uint64_t claim_wants;            // what claim_wants was when the claim was sent
-    };
-
-    // A settlement's answer, handed to settle_finished's callback.
-    struct Settled {
-        LockedSettle result;
-        size_t batch_size;
-    };
-
     // `publish_limit`: how long after its claim a batch is still handed to the sink
-    // (outbox/locked_hold_bound.hpp).
-    LockedLanes(size_t lanes, TxFactory make_tx, Millis publish_limit);
+    // (outbox/locked_hold_bound.hpp). `metrics`: acked, nacked and dead counts of commits.
+    LockedLanes(size_t lanes, TxFactory make_tx, Millis publish_limit, Metrics& metrics);
+    ClaimMode mode() const override { return ClaimMode::locked; }
 
     // Connects every lane not connected. Returns false when the database has no
     // once.claim_locked (pg_once SQL before 0.2): the lanes are dropped, the caller leases.
@@ -58,37 +47,40 @@ public:
     size_t size() const { return lanes_.size(); }
 
     // A claim may go out: no open batch still has messages to hand to the sink, a lane is
-    // idle, and, beside a claim already out, only while a backlog drains (`draining`: the last
-    // answer brought messages): on a wake-up one claim takes what there is, a second one
-    // would mostly come back empty.
-    bool may_claim(bool draining) const;
+    // idle, and, beside a claim already out, only while a backlog drains (the last answer
+    // brought messages): on a wake-up one claim takes what there is, a second one would
+    // mostly come back empty.
+    bool may_claim() const override;
     // Sends a claim on the first idle lane. Throws DbLost.
-    void start_claim(int batch, const std::vector<std::string>& topics, uint64_t claim_wants);
+    void start_claim(const ClaimRequest& request) override;
     // Takes every claim answer that has arrived; each lane answered is idle (empty answer)
-    // or holds its claimed transaction until open_batch() or rollback(). Throws DbLost, or
-    // std::runtime_error when the server refused a claim.
-    std::vector<Answer> collect_claims();
+    // or holds its claimed transaction until open_batch() or give_back_unopened(). Throws
+    // DbLost, or std::runtime_error when the server refused a claim.
+    std::vector<ClaimAnswer> collect_claims() override;
     // The answered lane publishes `batch` (its messages, numbered by the relay).
-    void open_batch(size_t lane, Batch batch);
-    // The answered lane gives its claim back untouched (claimed while the relay was stopping).
-    void rollback(size_t lane);
+    void open_batch(size_t lane, Batch batch) override;
+    // The answered lane rolls its claim back: the messages are back untouched.
+    bool give_back_unopened(size_t lane) override;
+    // stop_overdue, with a warning.
+    void keep_claims(Clock::time_point now) override;
 
     // Stops handing to the sink the batches claimed longer than the publish limit ago; returns
     // how many were stopped.
     size_t stop_overdue(Clock::time_point now);
     // Sends the settlement of every finished batch, and hands each one the database has
-    // answered to `on_settled` (the lane is idle by then). An exception from `on_settled`
-    // ends the pass; the other lanes are looked at in a later one.
-    void settle_finished(const std::function<void(Settled&)>& on_settled);
+    // answered to `on_settled` (the lane is idle by then; committed ones are counted in the
+    // metrics). An exception from `on_settled` ends the pass; the other lanes are looked at
+    // in a later one.
+    void settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) override;
     // Rolls back every lane (batches and claims out): the outbox has all of it back. Returns
     // how many claimed messages went back. With `connection_lost`, the connections are
     // closed as well (the database went away: they reconnect with it).
     size_t give_back_all(const std::string& why, bool connection_lost);
 
-    void open_batches(std::vector<Batch*>& out);
-    size_t open_count() const;            // lanes not idle: a claim out may bring messages
-    bool settlement_due() const;          // a finished batch waits to be sent: do not sleep
-    void poll_fds(std::vector<pollfd>& fds) const;   // claims and settlements out: their answers
+    void open_batches(std::vector<Batch*>& out) override;
+    size_t open_count() const override;   // lanes not idle: a claim out may bring messages
+    bool settlement_due() const override; // a finished batch waits to be sent: do not sleep
+    void poll_fds(std::vector<pollfd>& fds) const override;   // claims and settlements out
 
 private:
     struct Lane {
@@ -99,11 +91,14 @@ private:
         uint64_t claim_wants = 0;
     };
     void give_back(Lane& lane, const std::string& why);
+    void count_committed(const LockedSettle& r);
 
     size_t lane_count_;
     TxFactory make_tx_;
     Millis publish_limit_;
+    Metrics& metrics_;
     std::vector<Lane> lanes_;
+    bool draining_ = false;               // the last claim answered brought messages
 };
 
 }  // namespace once::relay

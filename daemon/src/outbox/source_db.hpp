@@ -3,7 +3,7 @@
 // synchronous; waiting for a wake-up is done by the relay's poll() loop on socket().
 #pragma once
 
-#include "claim/lease_store.hpp"
+#include "outbox/outbox_session.hpp"
 #include "duration.hpp"
 #include "message.hpp"
 
@@ -28,7 +28,7 @@ public:
 // The channel once.send's wake-ups arrive on (the outbox's coalescing notifier).
 constexpr const char* kWakeChannel = once::kOutboxWakeChannel;  // core/names.hpp
 
-class SourceDb final : public LeaseStore {
+class SourceDb final : public OutboxSession {
 public:
     SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit = "off");
     ~SourceDb() override;
@@ -38,15 +38,15 @@ public:
     // Connects (any host of a multi-host conninfo; target_session_attrs is the user's
     // choice), checks pg_once is installed, LISTENs. Throws DbLost (retry later) or
     // std::runtime_error (configuration problem, e.g. the extension is missing).
-    void connect();
-    void disconnect();
+    void connect() override;
+    void disconnect() override;
     bool connected() const override;
-    int socket() const;
-    std::string server() const;   // host:port we are connected to, for logs
-    const std::string& redacted_conninfo() const { return redacted_; }
+    int socket() const override;
+    std::string server() const override;   // host:port we are connected to, for logs
+    const std::string& redacted_conninfo() const override { return redacted_; }
 
     // Reads pending input; true when at least one wake-up notification arrived.
-    bool consume_wakeups();
+    bool consume_wakeups() override;
 
     std::vector<Message> claim(int batch, Millis lease, const std::vector<std::string>& topics) override;
     // Returns how many the outbox accepted (a lease taken over by another relay is refused).
@@ -58,10 +58,10 @@ public:
     void extend(const std::vector<std::string>& ids, Millis lease) override;
 
     // Maintenance under a session advisory lock: true if this relay holds it.
-    bool try_maintenance_lock();
+    bool try_maintenance_lock() override;
     // once.purge(): returns the rows removed. once.saga_tick(): fires due saga timers.
-    int64_t purge();
-    void saga_tick();
+    int64_t purge() override;
+    void saga_tick() override;
 
     // Validates a conninfo without connecting; throws std::runtime_error with libpq's reason.
     static void check_conninfo(const std::string& conninfo);

@@ -58,11 +58,13 @@ struct Fixture {
     int settled_batches = 0;
 
     void claim_and_open() {
-        auto answer = leased.start_claim(100, Millis(30000), {}, 0);
-        ASSERT_TRUE(answer.has_value());   // on the LISTEN connection: answered at once
+        leased.start_claim(ClaimRequest{100, Millis(30000), {}, 0});
+        EXPECT_TRUE(leased.settlement_due());   // on the LISTEN connection: answered at once
+        auto answers = leased.collect_claims();
+        ASSERT_EQ(answers.size(), 1u);
         uint64_t first = next_token;
-        next_token += answer->size();
-        leased.open_batch(Batch(std::move(*answer), first, t0));
+        next_token += answers[0].messages.size();
+        leased.open_batch(answers[0].lane, Batch(std::move(answers[0].messages), first, t0));
     }
     void dispatch(size_t window = 100) {
         std::vector<Batch*> open;
@@ -74,7 +76,7 @@ struct Fixture {
         leased.open_batches(open);
         for (Batch* b : open) b->apply(o);
     }
-    void settle() { leased.settle_finished([this] { ++settled_batches; }); }
+    void settle() { leased.settle_finished([this](const SettleOutcome&) { ++settled_batches; }); }
 };
 
 }  // namespace
@@ -137,13 +139,14 @@ TEST(LeasedClaims, WhileTheDatabaseIsAwayFinishedBatchesKeepOnlyTheirAcks) {
     f.leased.stop("database connection lost");
     f.apply(f.sink.answer("a1"));
     f.apply(f.sink.answer("a2", Verdict::retry, "503"));
-    f.leased.retire_finished_offline();
+    f.settle();                                // the store is away: only the acks are kept
     EXPECT_EQ(f.leased.open_count(), 1u);      // a3 is still in flight
     f.apply(f.sink.answer("a3"));
-    f.leased.retire_finished_offline();
+    f.settle();
     EXPECT_EQ(f.leased.open_count(), 0u);
+    EXPECT_EQ(f.settled_batches, 0);           // nothing was settled: the leases decide
     f.store.up = true;
-    f.leased.flush_pending_acks();
+    f.settle();                                // back: the kept acks first
     ASSERT_EQ(f.store.ack_calls.size(), 1u);
     EXPECT_EQ(f.store.ack_calls[0], (std::vector<std::string>{"a1", "a3"}));
     EXPECT_TRUE(f.store.nacks.empty());        // a2's lease brings it back
@@ -155,11 +158,11 @@ TEST(LeasedClaims, LeasesAreExtendedAtHalfTimeForWhatIsStillOpen) {
     f.claim_and_open();
     f.dispatch();
     f.apply(f.sink.answer("a1"));
-    f.leased.extend_leases(t0 + Millis(14999), Millis(30000));
+    f.leased.keep_claims(t0 + Millis(14999));   // (the lease of the claim: 30 s)
     EXPECT_TRUE(f.store.extended.empty());
-    f.leased.extend_leases(t0 + Millis(15000), Millis(30000));
+    f.leased.keep_claims(t0 + Millis(15000));
     ASSERT_EQ(f.store.extended.size(), 1u);
     EXPECT_EQ(f.store.extended[0], (std::vector<std::string>{"a2"}));
-    f.leased.extend_leases(t0 + Millis(20000), Millis(30000));   // next one at 30 s
+    f.leased.keep_claims(t0 + Millis(20000));   // next one at 30 s
     EXPECT_EQ(f.store.extended.size(), 1u);
 }

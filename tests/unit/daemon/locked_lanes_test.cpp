@@ -13,46 +13,10 @@
 using namespace once::relay;
 using once::relay::testing::FakeSink;
 using once::relay::testing::msg;
+using once::relay::testing::FakeTx;
+using once::relay::testing::TxLog;
 
 namespace {
-
-// A lane's transaction whose claims and settlements are answered when the test says so.
-struct TxLog {
-    int claims = 0, commits = 0, rollbacks = 0, disconnects = 0;
-    std::vector<std::string> acks, nacks;
-};
-
-class FakeTx final : public LockedTx {
-public:
-    FakeTx(TxLog& log, std::deque<std::vector<Message>>& answers, bool has_claim_locked)
-        : log_(log), answers_(answers), has_claim_locked_(has_claim_locked) {}
-    bool connect() override { up_ = true; return has_claim_locked_; }
-    std::vector<Message> claim(int, const std::vector<std::string>&) override {
-        ++log_.claims;
-        if (answers_.empty()) return {};
-        auto m = std::move(answers_.front());
-        answers_.pop_front();
-        return m;
-    }
-    SettleReport settle_and_commit(const Batch::Settlement& s) override {
-        ++log_.commits;
-        log_.acks.insert(log_.acks.end(), s.acks.begin(), s.acks.end());
-        for (auto* e : s.nacks) log_.nacks.push_back(e->msg.id);
-        SettleReport r;
-        r.acked = static_cast<int64_t>(s.acks.size());
-        r.nack_verdicts.assign(s.nacks.size(), "retry");
-        return r;
-    }
-    void rollback() noexcept override { ++log_.rollbacks; }
-    bool connected() const override { return up_; }
-    void disconnect() override { up_ = false; ++log_.disconnects; }
-
-private:
-    TxLog& log_;
-    std::deque<std::vector<Message>>& answers_;
-    bool has_claim_locked_;
-    bool up_ = false;
-};
 
 const LockedLanes::Clock::time_point t0{};
 
@@ -60,7 +24,8 @@ struct Fixture {
     TxLog log;
     std::deque<std::vector<Message>> answers;   // what the next claims return, in order
     bool has_claim_locked = true;
-    LockedLanes lanes{2, [this] { return std::make_unique<FakeTx>(log, answers, has_claim_locked); }, Millis(1000)};
+    Metrics metrics;
+    LockedLanes lanes{2, [this] { return std::make_unique<FakeTx>(log, answers, has_claim_locked); }, Millis(1000), metrics};
     FakeSink sink;
     uint64_t next_token = 1;
 
@@ -83,11 +48,12 @@ struct Fixture {
         lanes.open_batches(open);
         for (Batch* b : open) b->apply(o);
     }
-    std::vector<LockedLanes::Settled> settle() {
-        std::vector<LockedLanes::Settled> out;
-        lanes.settle_finished([&](LockedLanes::Settled& s) { out.push_back(s); });
+    std::vector<SettleOutcome> settle() {
+        std::vector<SettleOutcome> out;
+        lanes.settle_finished([&](const SettleOutcome& s) { out.push_back(s); });
         return out;
     }
+    void claim(uint64_t wants = 0) { lanes.start_claim(ClaimRequest{100, Millis(30000), {}, wants}); }
 };
 
 }  // namespace
@@ -97,8 +63,8 @@ TEST(LockedLanes, ALaneGoesRoundIdleClaimingPublishingSettlingIdle) {
     ASSERT_TRUE(f.lanes.connect());
     f.answers.push_back({msg("a1", "k"), msg("a2", "k")});
     EXPECT_EQ(f.lanes.state(0), LaneState::idle);
-    ASSERT_TRUE(f.lanes.may_claim(false));
-    f.lanes.start_claim(100, {}, 7);
+    ASSERT_TRUE(f.lanes.may_claim());
+    f.claim(7);
     EXPECT_EQ(f.lanes.state(0), LaneState::claiming);
     EXPECT_EQ(f.lanes.open_count(), 1u);   // a claim out may bring messages
     f.open_answers();
@@ -112,10 +78,11 @@ TEST(LockedLanes, ALaneGoesRoundIdleClaimingPublishingSettlingIdle) {
     EXPECT_TRUE(f.lanes.settlement_due());
     auto settled = f.settle();
     ASSERT_EQ(settled.size(), 1u);
-    EXPECT_EQ(settled[0].result.result, LockedSettle::Result::committed);
+    EXPECT_FALSE(settled[0].given_back);
     EXPECT_EQ(settled[0].batch_size, 2u);
     EXPECT_EQ(f.log.acks, (std::vector<std::string>{"a1", "a2"}));
     EXPECT_EQ(f.log.commits, 1);
+    EXPECT_EQ(f.metrics.acked.load(), 2u);  // counted from the database's answer
     EXPECT_EQ(f.lanes.state(0), LaneState::idle);
     EXPECT_EQ(f.lanes.open_count(), 0u);
     EXPECT_TRUE(f.settle().empty());       // settled once
@@ -125,7 +92,7 @@ TEST(LockedLanes, ALaneGoesRoundIdleClaimingPublishingSettlingIdle) {
 TEST(LockedLanes, AnEmptyAnswerLeavesTheLaneIdleAndRemembersWhenItWasAsked) {
     Fixture f;
     ASSERT_TRUE(f.lanes.connect());
-    f.lanes.start_claim(100, {}, 41);
+    f.claim(41);
     auto answers = f.lanes.collect_claims();
     ASSERT_EQ(answers.size(), 1u);
     EXPECT_TRUE(answers[0].messages.empty());
@@ -137,25 +104,31 @@ TEST(LockedLanes, AnEmptyAnswerLeavesTheLaneIdleAndRemembersWhenItWasAsked) {
 TEST(LockedLanes, ASecondClaimGoesOutOnlyWhileABacklogDrainsAndNeverBehindQueuedWork) {
     Fixture f;
     ASSERT_TRUE(f.lanes.connect());
+    f.claim();                                 // a wake-up: one claim takes what there is
+    EXPECT_FALSE(f.lanes.may_claim());         // a second would mostly come back empty
+    f.open_answers();                          // (empty)
     f.answers.push_back({msg("a1"), msg("a2"), msg("a3")});
-    f.lanes.start_claim(100, {}, 0);
-    EXPECT_FALSE(f.lanes.may_claim(false));   // on a wake-up one claim takes what there is
-    EXPECT_TRUE(f.lanes.may_claim(true));
-    f.open_answers();
+    f.claim();
+    f.open_answers();                          // a backlog: the answer brought messages
     f.dispatch(2);                             // the sink's window takes two of three
-    EXPECT_FALSE(f.lanes.may_claim(true));     // claim behind the queued work later
+    EXPECT_FALSE(f.lanes.may_claim());         // claim behind the queued work later
     f.dispatch(3);
-    EXPECT_TRUE(f.lanes.may_claim(true));
-    f.lanes.start_claim(100, {}, 0);
+    EXPECT_TRUE(f.lanes.may_claim());
+    f.claim();
     EXPECT_EQ(f.lanes.state(1), LaneState::claiming);
-    EXPECT_FALSE(f.lanes.may_claim(true));     // both lanes busy
+    EXPECT_FALSE(f.lanes.may_claim());         // both lanes busy
+    f.apply(f.sink.answer("a1"));
+    f.apply(f.sink.answer("a2"));
+    f.apply(f.sink.answer("a3"));
+    ASSERT_EQ(f.settle().size(), 1u);
+    EXPECT_TRUE(f.lanes.may_claim());          // draining: a second claim beside the one out
 }
 
 TEST(LockedLanes, ABatchOverItsPublishLimitPublishesNoMoreAndGivesTheRestBackInItsSettlement) {
     Fixture f;
     ASSERT_TRUE(f.lanes.connect());
     f.answers.push_back({msg("a1", "k"), msg("a2", "k"), msg("b1", "j")});
-    f.lanes.start_claim(100, {}, 0);
+    f.claim();
     f.open_answers();
     f.dispatch();                               // a1 and b1 in flight, a2 waits behind a1
     EXPECT_EQ(f.lanes.stop_overdue(t0 + Millis(999)), 0u);
@@ -166,7 +139,7 @@ TEST(LockedLanes, ABatchOverItsPublishLimitPublishesNoMoreAndGivesTheRestBackInI
     f.dispatch();                               // a2 is not handed over any more
     auto settled = f.settle();
     ASSERT_EQ(settled.size(), 1u);
-    EXPECT_EQ(settled[0].result.result, LockedSettle::Result::committed);
+    EXPECT_FALSE(settled[0].given_back);
     EXPECT_EQ(f.log.acks, (std::vector<std::string>{"a1", "b1"}));
     EXPECT_EQ(f.log.nacks, (std::vector<std::string>{"a2"}));
 }
@@ -175,11 +148,11 @@ TEST(LockedLanes, ALostDatabaseGivesEveryBatchAndClaimBackAndNothingOfItSettlesL
     Fixture f;
     ASSERT_TRUE(f.lanes.connect());
     f.answers.push_back({msg("a1"), msg("a2")});
-    f.lanes.start_claim(100, {}, 0);
+    f.claim();
     f.open_answers();
     f.dispatch();
     f.answers.push_back({msg("b1")});
-    f.lanes.start_claim(100, {}, 0);            // answered, not collected yet
+    f.claim();            // answered, not collected yet
     EXPECT_EQ(f.lanes.give_back_all("database connection lost", true), 2u);
     EXPECT_EQ(f.log.disconnects, 2);             // closing the connections rolls them back
     EXPECT_EQ(f.lanes.state(0), LaneState::idle);
@@ -194,9 +167,9 @@ TEST(LockedLanes, TheDrainBoundRollsBackOnHealthyConnections) {
     Fixture f;
     ASSERT_TRUE(f.lanes.connect());
     f.answers.push_back({msg("a1")});
-    f.lanes.start_claim(100, {}, 0);
+    f.claim();
     f.open_answers();
-    f.lanes.start_claim(100, {}, 0);            // a claim out on the other lane
+    f.claim();            // a claim out on the other lane
     EXPECT_EQ(f.lanes.give_back_all("not finished within the drain bound", false), 1u);
     EXPECT_EQ(f.log.rollbacks, 1);               // the batch's transaction
     EXPECT_EQ(f.log.disconnects, 1);             // the claim out: its connection
@@ -208,5 +181,5 @@ TEST(LockedLanes, ADatabaseWithoutClaimLockedLeavesNoLanes) {
     f.has_claim_locked = false;
     EXPECT_FALSE(f.lanes.connect());
     EXPECT_EQ(f.lanes.size(), 0u);
-    EXPECT_FALSE(f.lanes.may_claim(true));
+    EXPECT_FALSE(f.lanes.may_claim());
 }

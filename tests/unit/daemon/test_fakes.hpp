@@ -1,12 +1,15 @@
 // Fakes shared by the daemon's unit tests: a sink that answers when and in whatever order
-// the test says, and messages made in one line.
+// the test says, a locked lane's transaction, and messages made in one line.
 #pragma once
 
 #include "message.hpp"
+#include "outbox/locked_tx.hpp"
 #include "sinks/sink.hpp"
 
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,5 +57,45 @@ inline Message msg(const std::string& id, const char* key = nullptr) {
     if (key) { m.key = key; m.has_key = true; }
     return m;
 }
+
+// A lane's transaction whose claims and settlements are answered when the test says so.
+struct TxLog {
+    int claims = 0, commits = 0, rollbacks = 0, disconnects = 0;
+    std::vector<std::string> acks, nacks;
+    std::function<void()> on_commit;   // after each commit (the relay loop test stops there)
+};
+
+class FakeTx final : public LockedTx {
+public:
+    FakeTx(TxLog& log, std::deque<std::vector<Message>>& answers, bool has_claim_locked)
+        : log_(log), answers_(answers), has_claim_locked_(has_claim_locked) {}
+    bool connect() override { up_ = true; return has_claim_locked_; }
+    std::vector<Message> claim(int, const std::vector<std::string>&) override {
+        ++log_.claims;
+        if (answers_.empty()) return {};
+        auto m = std::move(answers_.front());
+        answers_.pop_front();
+        return m;
+    }
+    SettleReport settle_and_commit(const Batch::Settlement& s) override {
+        ++log_.commits;
+        log_.acks.insert(log_.acks.end(), s.acks.begin(), s.acks.end());
+        for (auto* e : s.nacks) log_.nacks.push_back(e->msg.id);
+        SettleReport r;
+        r.acked = static_cast<int64_t>(s.acks.size());
+        r.nack_verdicts.assign(s.nacks.size(), "retry");
+        if (log_.on_commit) log_.on_commit();
+        return r;
+    }
+    void rollback() noexcept override { ++log_.rollbacks; }
+    bool connected() const override { return up_; }
+    void disconnect() override { up_ = false; ++log_.disconnects; }
+
+private:
+    TxLog& log_;
+    std::deque<std::vector<Message>>& answers_;
+    bool has_claim_locked_;
+    bool up_ = false;
+};
 
 }  // namespace once::relay::testing
