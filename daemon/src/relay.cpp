@@ -90,7 +90,7 @@ int Relay::run() {
             on_db_lost(e.what());
         }
     }
-    if (db_->connected()) {
+    if (db_->connected()) {   // (leased acks kept while the database was away)
         try { leased_->flush_pending_acks(); } catch (const std::exception&) {}
     }
     log_stats(true);
@@ -121,17 +121,24 @@ void Relay::step() {
 
 std::vector<Batch*> Relay::open_batches() {
     std::vector<Batch*> out;
-    leased_->open_batches(out);
-    if (locked_) locked_->open_batches(out);
-    if (locked_)   // oldest first: tokens grow with every claim
+    for (ClaimSource* s : sources()) s->open_batches(out);
+    if (locked_)   // oldest first (from both sources): tokens grow with every claim
         std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
     return out;
 }
 
 size_t Relay::open_count() const {   // (a claim still out counts: its answer may hold messages)
-    size_t n = leased_->open_count();
-    if (locked_) n += locked_->open_count();
+    size_t n = 0;
+    for (const ClaimSource* s : sources()) n += s->open_count();
     return n;
+}
+
+std::vector<ClaimSource*> Relay::sources() const {
+    // The leased claims always (the leased mode, or the locked mode's fallback after a failed
+    // settlement), the locked lanes in the locked mode.
+    std::vector<ClaimSource*> out{leased_.get()};
+    if (locked_) out.push_back(locked_.get());
+    return out;
 }
 
 void Relay::want_claim() {
@@ -163,8 +170,7 @@ void Relay::claim() {
 }
 
 void Relay::collect_claims() {
-    collect_claims_of(*leased_);
-    if (locked_) collect_claims_of(*locked_);
+    for (ClaimSource* s : sources()) collect_claims_of(*s);
 }
 
 void Relay::collect_claims_of(ClaimSource& source) {
@@ -206,8 +212,8 @@ void Relay::wait_and_process() {
     if (st >= 0) timeout = std::min<int64_t>(timeout, st);
     if (open_count() > 0) {
         timeout = std::min<int64_t>(timeout, 1000);
-        if (leased_->settlement_due()) timeout = 0;
-        if (locked_ && locked_->settlement_due()) timeout = 0;
+        for (const ClaimSource* s : sources())
+            if (s->settlement_due()) timeout = 0;
     }
     if (db_->connected()) {
         if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
@@ -227,8 +233,7 @@ void Relay::wait_and_process() {
     fds.push_back(pollfd{db_->connected() ? db_->socket() : -1, POLLIN, 0});
     sink_->poll_fds(fds);
     size_t sink_fds = fds.size() - 2;
-    if (locked_) locked_->poll_fds(fds);   // claims and settlements out: their answers
-    leased_->poll_fds(fds);
+    for (const ClaimSource* s : sources()) s->poll_fds(fds);   // claims and settlements out: their answers
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(timeout));
     if (rc < 0 && errno != EINTR) spdlog::warn("poll: {}", std::strerror(errno));
     if (fds[0].revents) poll_signals();
@@ -272,7 +277,7 @@ void Relay::extend_leases() {
 }
 
 void Relay::stop_batches(const std::string& why, Clock::time_point deadline) {
-    leased_->stop(why);   // locked batches go on: they commit or roll back whole
+    for (ClaimSource* s : sources()) s->stop(why);   // (locked batches go on: they commit or roll back whole)
     drain_deadline_ = deadline;
 }
 
@@ -280,10 +285,11 @@ void Relay::drain_deadline_check() {
     bool draining = stopping_ || !db_->connected();
     if (draining && Clock::now() >= drain_deadline_) {
         // Locked batches not committed by the bound are rolled back: every message goes back
-        // untouched, nothing is counted as an attempt.
-        size_t n = locked_ ? locked_->give_back_all("not finished within the drain bound", false) : 0;
+        // untouched, nothing is counted as an attempt. A leased claim still out is dropped: its
+        // leases, if it took any, run out.
+        size_t n = 0;
+        for (ClaimSource* s : sources()) n += s->abandon("not finished within the drain bound");
         metrics_.given_back += n;
-        leased_->drop_claim();   // its leases, if it took any, run out
         if (n) spdlog::warn("rolled back {} message(s) not settled within the drain bound; the outbox has them back", n);
     }
     if (!draining || sink_->in_flight() == 0 || Clock::now() < drain_deadline_) return;
@@ -365,11 +371,11 @@ void Relay::on_db_lost(const std::string& why) {
     // Locked batches: closing their connections rolls them back, so the outbox has every
     // message back at once; publishes still in flight are orphaned (their answers match no
     // batch; a duplicate they cause is dropped by the sink's dedupe).
-    size_t returned = locked_ ? locked_->give_back_all("database connection lost", true) : 0;
+    // A leased claim still out: if it committed, its leases run out and the messages come back.
+    size_t returned = 0;
+    for (ClaimSource* s : sources()) returned += s->database_lost("database connection lost");
     metrics_.given_back += returned;
     if (returned) spdlog::warn("{} claimed message(s) given back with their transactions", returned);
-    // A leased claim still out: if it committed, its leases run out and the messages come back.
-    leased_->disconnect();
     ++connect_failures_;
     double u = std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
     int64_t delay = reconnect_delay(connect_failures_, opt_.reconnect_max, u).count();
@@ -380,7 +386,7 @@ void Relay::on_db_lost(const std::string& why) {
         spdlog::debug("database unavailable: {} (retry in {}ms)", why, delay);
     // Publish nothing more of the open batches; wait a little for what is in flight so its
     // acks are kept for after the reconnect.
-    if (leased_->has_batches() && !stopping_)
+    if (open_count() > 0 && !stopping_)   // (the locked ones were given back above)
         stop_batches("database connection lost", Clock::now() + std::min(opt_.sink_timeout, Millis(5000)));
 }
 

@@ -93,6 +93,7 @@ private:
     void want_claim();                      // something may be claimable: claim again soon
     std::vector<Batch*> open_batches();     // oldest first, either mode
     size_t open_count() const;
+    std::vector<ClaimSource*> sources() const;   // every claim source the relay has
     void connect_lanes();
     void drain_deadline_check();
     void stop_batches(const std::string& why, Clock::time_point deadline);

@@ -67,6 +67,18 @@ public:
     // throw: the pass ends there).
     virtual void settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) = 0;
 
+    // Publish nothing more (SIGTERM, or the database lost with leases still valid): what was
+    // not handed to the sink goes back with the settlement. A source whose batches commit
+    // or roll back whole lets them finish instead.
+    virtual void stop(const std::string& why) = 0;
+    // The drain bound passed (stopping, or the database away): what is still unsettled is
+    // given back now where the source can (returns how many messages); claims still out are
+    // dropped.
+    virtual size_t abandon(const std::string& why) = 0;
+    // The database connection was lost: whatever rides on it is gone. Returns how many claimed
+    // messages the database took back with it.
+    virtual size_t database_lost(const std::string& why) = 0;
+
     virtual void open_batches(std::vector<Batch*>& out) = 0;
     virtual size_t open_count() const = 0;          // open batches and claims out
     virtual bool settlement_due() const = 0;        // something to settle now: do not sleep

@@ -76,11 +76,15 @@ public:
     // Extends the lease of every batch due (half the lease since its claim or last extension).
     void extend_leases(Clock::time_point now, Millis lease);
     // Publish nothing more (SIGTERM, database lost); what was not published goes back.
-    void stop(const std::string& why);
+    void stop(const std::string& why) override;
+    // A claim still out is dropped; open batches wait for their leases (0 given back).
+    size_t abandon(const std::string&) override { drop_claim(); return 0; }
+    // The claim connection closes (a claim out: its leases run out); the open batches finish
+    // publishing what is in flight, their acks kept for after the reconnect (0 given back).
+    size_t database_lost(const std::string&) override { disconnect(); return 0; }
 
     void open_batches(std::vector<Batch*>& out) override;
     size_t open_count() const override;   // open batches, and a claim out (or answered)
-    bool has_batches() const { return !batches_.empty(); }
     bool settlement_due() const override; // a finished batch or an answer waits: do not sleep
     void poll_fds(std::vector<pollfd>& fds) const override;
 

@@ -76,6 +76,10 @@ public:
     // how many claimed messages went back. With `connection_lost`, the connections are
     // closed as well (the database went away: they reconnect with it).
     size_t give_back_all(const std::string& why, bool connection_lost);
+    // A locked batch commits or rolls back whole: stopping lets it finish within the bound.
+    void stop(const std::string&) override {}
+    size_t abandon(const std::string& why) override { return give_back_all(why, false); }
+    size_t database_lost(const std::string& why) override { return give_back_all(why, true); }
 
     void open_batches(std::vector<Batch*>& out) override;
     size_t open_count() const override;   // lanes not idle: a claim out may bring messages
