@@ -390,13 +390,34 @@ void Relay::on_db_lost(const std::string& why) {
         stop_batches("database connection lost", Clock::now() + std::min(opt_.sink_timeout, Millis(5000)));
 }
 
+// One relay at a time runs the timers. The others say once, after ten saga-tick intervals
+// without the lock, who has it, so that timers that never run (a relay that hangs with the
+// lock) are visible in every relay's log; and again when this relay takes over.
+bool Relay::maintenance_lock_held(Clock::time_point now) {
+    if (db_->try_maintenance_lock()) {
+        if (maintenance_denied_logged_) spdlog::info("maintenance: this relay now runs saga_tick and purge");
+        maintenance_denied_since_.reset();
+        maintenance_denied_logged_ = false;
+        return true;
+    }
+    if (!maintenance_denied_since_) maintenance_denied_since_ = now;
+    const auto waited = now - *maintenance_denied_since_;
+    if (!maintenance_denied_logged_ && waited >= 10 * opt_.saga_tick_interval) {
+        spdlog::info("maintenance: another session has held the timer lock for {} s, so this relay does not run "
+                     "saga_tick or purge (pg_locks: locktype 'advisory', classid 1835955246, objsubid 28526)",
+                     std::chrono::duration_cast<std::chrono::seconds>(waited).count());
+        maintenance_denied_logged_ = true;
+    }
+    return false;
+}
+
 void Relay::maintenance() {
     if (!opt_.maintenance) return;
     auto now = Clock::now();
     if (now >= next_purge_) {
         next_purge_ = now + opt_.purge_interval;
         try {
-            if (db_->try_maintenance_lock()) {
+            if (maintenance_lock_held(now)) {
                 int64_t n = db_->purge();
                 if (n > 0) spdlog::info("maintenance: once.purge() removed {} rows", n);
             }
@@ -409,7 +430,7 @@ void Relay::maintenance() {
     if (now >= next_saga_tick_) {
         next_saga_tick_ = now + opt_.saga_tick_interval;
         try {
-            if (db_->try_maintenance_lock()) db_->saga_tick();
+            if (maintenance_lock_held(now)) db_->saga_tick();
         } catch (const DbLost&) {
             throw;
         } catch (const std::exception& e) {

@@ -103,6 +103,7 @@ private:
     void poll_signals();
     void handle_reload();
     void maintenance();
+    bool maintenance_lock_held(Clock::time_point now);
     void log_stats(bool force);
     int64_t ms_until(Clock::time_point t) const;
 
@@ -137,6 +138,8 @@ private:
     Clock::time_point leased_until_{};      // see kLeasedAfterFailure
     Clock::time_point next_purge_{};
     Clock::time_point next_saga_tick_{};
+    std::optional<Clock::time_point> maintenance_denied_since_;  // another session holds the timer lock
+    bool maintenance_denied_logged_ = false;
     Clock::time_point next_stats_{};
     Clock::time_point stop_deadline_{};
     Clock::time_point drain_deadline_{};    // stopping or database lost: bound for in-flight work

@@ -21,7 +21,6 @@ struct SourceDb::Result {
 
 namespace {
 
-constexpr const char* kMaintenanceLockKey = "7235937134113046529";   // "once-relay maintenance"
 
 }  // namespace
 
@@ -183,7 +182,8 @@ void SourceDb::extend(const std::vector<std::string>& ids, Millis lease) {
 
 bool SourceDb::try_maintenance_lock() {
     if (holds_lock_) return true;
-    Result r = exec("SELECT pg_catalog.pg_try_advisory_lock($1::bigint)", false, {kMaintenanceLockKey});
+    // pg_once's own session lock: SQL's advisory lock functions cannot take it first.
+    Result r = exec("SELECT once.relay_maintenance_lock()", false, {});
     holds_lock_ = PQgetvalue(r.get(), 0, 0)[0] == 't';
     return holds_lock_;
 }
