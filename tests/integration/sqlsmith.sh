@@ -29,7 +29,9 @@ super_seconds=$(( total * 3 / 4 ))
 role_seconds=$(( total - super_seconds ))
 
 # track_functions: which of pg_once's functions the random queries reached (C and SQL).
-once_cluster_start fsync=off shared_preload_libraries=pg_once track_functions=all
+# log_min_messages=log: most random queries fail, and logging each error wrote about 80,000
+# lines a minute; a crash is logged at LOG ("terminated by signal", with the query).
+once_cluster_start fsync=off shared_preload_libraries=pg_once track_functions=all log_min_messages=log
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-sqlsmith.XXXXXX")
 trap 'once_cluster_stop; rm -rf "$work"' EXIT
 sql() { psql -qtAX -v ON_ERROR_STOP=1 "$@"; }
@@ -55,7 +57,6 @@ check "every table in schema once has rows (empty: ${empty:-none})" test -z "$em
 echo "# data set: $tables tables in schema once, all with rows; seed $seed, $super_seconds s as superuser, $role_seconds s as smith_app"
 
 server_pid=$(head -n 1 "$ONCE_CLUSTER_DIR/data/postmaster.pid")
-started=$(sql -d postgres -c "SELECT pg_postmaster_start_time()")
 crashed() {  # what the postmaster logs when a backend dies by a signal or exits unexpectedly
     grep -E "terminated by signal|exited with exit code|terminating any other active server processes|all server processes terminated|PANIC:" \
         "$ONCE_CLUSTER_DIR/server.log"
@@ -136,8 +137,9 @@ if crashed >/dev/null; then
     echo "# server log kept in ${TMPDIR:-/tmp}/pg_once-sqlsmith-crash-server.log; seed $seed"
 fi
 check "no backend crashed (server log)" test -z "$(crashed)"
+# (a crash restart keeps the postmaster and its start time: the server log is what shows it)
 check "the postmaster is the one started (pid $server_pid)" test "$(head -n 1 "$ONCE_CLUSTER_DIR/data/postmaster.pid")" = "$server_pid"
-check "the server answers and was not restarted" test "$(sql -d postgres -c "SELECT pg_postmaster_start_time()")" = "$started"
+check "the server answers" test "$(sql -d postgres -c "SELECT 1")" = 1
 called=$(sort -u "$work/functions_called" | grep -c . || true)
 echo "# pg_once functions that the random queries called: $called ($(sort -u "$work/functions_called" | paste -sd ' '))"
 check "the random queries reached pg_once's functions" test "$called" -gt 0
