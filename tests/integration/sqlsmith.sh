@@ -74,20 +74,23 @@ run_round() {
     [ "$mode" = focused ] && path="smith_focus, pg_catalog, once, public"
     echo "# round $round: $user, $mode, ${seconds}s, seed $s"
     sql -d postgres -c "CREATE DATABASE $db TEMPLATE smith_template"
-    # sqlsmith names tables, functions and types with their schema; schema once on the
-    # search_path anyway, so that nothing of pg_once depends on that.
+    # sqlsmith names tables, functions and types with their schema; once is on the
+    # search_path as well, for anything named without one.
     sql -d postgres -c "ALTER DATABASE $db SET search_path = $path"
     timeout -s INT -k 30 "$seconds" sqlsmith --target="host=$PGHOST port=$PGPORT dbname=$db user=$user" \
         --seed="$s" --max-queries="$max_queries" --verbose >/dev/null 2>"$work/round$round.log" || rc=$?
     # 124: stopped by the time limit (SIGINT: sqlsmith prints its report and exits)
     [ "$rc" = 0 ] || [ "$rc" = 1 ] || [ "$rc" = 124 ] || echo "# round $round: sqlsmith exited with $rc"
+    # After a crash the server is in recovery for a moment: wait until it answers (the
+    # checks at the end report the crash).
+    once_wait_for "the server to answer" 120 sql -d postgres -c "SELECT 1" || return 0
     # A query may outlive sqlsmith (it sets statement_timeout, but a query may reset it).
-    sql -d postgres -o /dev/null -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'sqlsmith%'"
+    sql -d postgres -o /dev/null -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'sqlsmith%'" || true
     once_wait_for "sqlsmith's sessions to end" 30 smith_sessions_gone || true
     # a session's function statistics are flushed when it ends
     sql -d "$db" -c "SELECT funcname FROM pg_stat_user_functions WHERE schemaname = 'once' AND calls > 0" \
         >>"$work/functions_called" || true
-    sql -d postgres -c "DROP DATABASE $db WITH (FORCE)"
+    sql -d postgres -c "DROP DATABASE $db WITH (FORCE)" || true
 }
 
 # run_as USER SECONDS MODE...: rounds of at most round_seconds, in turn in each MODE, until
@@ -131,8 +134,10 @@ run_as postgres "$super_seconds" full focused
 if ! crashed >/dev/null; then run_as smith_app "$role_seconds" focused; fi
 
 if crashed >/dev/null; then
-    echo "# the server log around the crash (the query is on the 'Failed process was running' line):"
-    grep -E -A 12 "terminated by signal|exited with exit code|PANIC:" "$ONCE_CLUSTER_DIR/server.log" | head -n 60 | sed 's/^/#   /'
+    echo "# the crash in the server log, with the query that crashed ('Failed process was running'):"
+    awk '/terminated by signal|exited with exit code|PANIC:/ { p = 1; print; next }
+         p && /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] / && !/DETAIL:/ { p = 0 } p' "$ONCE_CLUSTER_DIR/server.log" \
+        | head -n 200 | sed 's/^/#   /'
     cp "$ONCE_CLUSTER_DIR/server.log" "${TMPDIR:-/tmp}/pg_once-sqlsmith-crash-server.log"
     echo "# server log kept in ${TMPDIR:-/tmp}/pg_once-sqlsmith-crash-server.log; seed $seed"
 fi
