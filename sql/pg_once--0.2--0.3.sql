@@ -53,6 +53,47 @@ REVOKE ALL ON FUNCTION once.relay_maintenance_lock() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.relay_maintenance_lock() TO once_relay, once_admin;
 
 -- ---------------------------------------------------------------------------------------
+-- Publishing grants per topic pattern (issue 20, finding 10): sql/src/25_publish_grants.sql.
+CREATE TABLE once.publish_grants (
+    grantee       oid         NOT NULL,   -- a role (regrole): it and its members may publish
+    topic_pattern text        NOT NULL,   -- validated by once.grant_publish (core/topic.hpp)
+    granted_at    timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    granted_by    oid         NOT NULL,
+    PRIMARY KEY (grantee, topic_pattern)
+);
+COMMENT ON TABLE once.publish_grants IS 'Topic patterns each role may publish on; empty: every producer publishes everywhere';
+REVOKE ALL ON TABLE once.publish_grants FROM PUBLIC;
+GRANT SELECT ON TABLE once.publish_grants TO once_admin;
+
+-- Every backend caches the grants (a send pays one flag check); a change drops the copies.
+CREATE FUNCTION once._publish_grants_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'once_publish_grants_changed' LANGUAGE C;
+REVOKE ALL ON FUNCTION once._publish_grants_changed() FROM PUBLIC;
+CREATE TRIGGER publish_grants_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON once.publish_grants
+    FOR EACH STATEMENT EXECUTE FUNCTION once._publish_grants_changed();
+
+CREATE FUNCTION once.grant_publish(role regrole, topic_pattern text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'once_grant_publish' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.grant_publish(regrole, text) IS
+    'Let role (and its members) publish on topics matching the pattern; false if already granted';
+
+CREATE FUNCTION once.revoke_publish(role regrole, topic_pattern text DEFAULT NULL) RETURNS integer
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH gone AS (
+        DELETE FROM once.publish_grants
+         WHERE grantee = $1::oid AND ($2 IS NULL OR topic_pattern = $2)
+        RETURNING 1)
+    SELECT count(*)::integer FROM gone
+$$;
+COMMENT ON FUNCTION once.revoke_publish(regrole, text) IS
+    'Remove the role''s publishing grant on the pattern (every pattern when NULL); returns how many';
+
+REVOKE ALL ON FUNCTION once.grant_publish(regrole, text), once.revoke_publish(regrole, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.grant_publish(regrole, text), once.revoke_publish(regrole, text) TO once_admin;
+
+-- ---------------------------------------------------------------------------------------
 -- once-console (issue 22): its roles, the audit table of its actions, the indexes its pages
 -- page through and its read/action functions (sql/src/60_console.sql, verbatim below).
 DO $roles$

@@ -5,7 +5,7 @@
 namespace once::relay {
 
 Batch::Batch(std::vector<Message> messages, uint64_t first_token, Clock::time_point claimed_at)
-    : first_token_(first_token), lease_from_(claimed_at), waiting_(messages.size()) {
+    : first_token_(first_token), claimed_at_(claimed_at), lease_from_(claimed_at), waiting_(messages.size()) {
     entries_.reserve(messages.size());
     for (auto& m : messages) {
         Entry e;

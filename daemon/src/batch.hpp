@@ -82,6 +82,7 @@ public:
     std::vector<std::string> open_ids() const;
     void lease_extended(Clock::time_point now) { lease_from_ = now; }
 
+    Clock::time_point claimed_at() const { return claimed_at_; }
     bool owns(uint64_t token) const { return token >= first_token_ && token < first_token_ + entries_.size(); }
     bool all_dispatched() const { return waiting_ == 0; }   // nothing left to hand to the sink
     bool finished() const { return waiting_ == 0 && in_flight_ == 0; }
@@ -99,6 +100,7 @@ private:
 
     std::vector<Entry> entries_;
     uint64_t first_token_;
+    Clock::time_point claimed_at_;
     Clock::time_point lease_from_;
     size_t waiting_;
     size_t in_flight_ = 0;

@@ -5,7 +5,7 @@
 #include "relay.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 #include "systemd_notify.hpp"
 
 #include <spdlog/sinks/stdout_sinks.h>

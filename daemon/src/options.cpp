@@ -68,8 +68,8 @@ po::options_description option_table() {
                                                          "local, remote_write, on, remote_apply")
         ("claim-mode", po::value<std::string>(), "locked|leased|auto: locked holds each batch in one transaction "
                                                  "(once.claim_locked, no lease write); leased takes a lease and "
-                                                 "extends it for slow sinks; auto (default) is leased for http, "
-                                                 "locked for the others")
+                                                 "extends it for slow sinks; auto (default) is what the sink "
+                                                 "prefers: leased for http(s), locked for the others")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
         ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
@@ -181,14 +181,6 @@ void validate(const Options& o) {
             throw bad("--metrics \"" + o.metrics + "\": the port must be a number 0..65535");
     }
 }
-
-ClaimMode resolve_claim_mode(const std::string& option, const std::string& sink_kind) {
-    if (option == "locked") return ClaimMode::locked;
-    if (option == "leased") return ClaimMode::leased;
-    return sink_kind == "http" ? ClaimMode::leased : ClaimMode::locked;
-}
-
-const char* claim_mode_name(ClaimMode m) { return m == ClaimMode::locked ? "locked" : "leased"; }
 
 namespace {
 

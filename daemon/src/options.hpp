@@ -23,7 +23,7 @@ struct Options {
     std::string config;                // config file (INI); empty = none
     bool maintenance = true;           // run once.purge / once.saga_tick on timers
     std::string synchronous_commit = "off";  // for the relay's own claim/ack transactions
-    std::string claim_mode = "auto";   // locked | leased | auto (by sink: locked unless http)
+    std::string claim_mode = "auto";   // locked | leased | auto: the sink's preference (claim/claim_mode.hpp)
     Millis purge_interval{60000};
     Millis saga_tick_interval{1000};
     Millis sink_timeout{10000};        // one publish: HTTP request, NATS PubAck, inbox call
@@ -49,20 +49,6 @@ std::vector<std::string> restart_only_changes(const Options& a, const Options& b
 // A reload: copies the running restart-only settings into `fresh` and returns the names of
 // those that `fresh` wanted to change.
 std::vector<std::string> keep_restart_only(const Options& running, Options& fresh);
-
-// How the relay claims (--claim-mode):
-//  * locked: each open batch is one transaction on its own connection: BEGIN,
-//    once.claim_locked (deletes the messages in that transaction: the lock is the lease), publish,
-//    ack/nack/dead, COMMIT. No lease write; for sinks that answer fast.
-//  * leased: once.claim with a lease, settled later in separate transactions; leases are
-//    extended while a slow sink works. For sinks whose answers may take as long as a lease.
-enum class ClaimMode { locked, leased };
-
-// --claim-mode auto|locked|leased for a sink of scheme `sink_kind` (Sink::kind(): stdout,
-// http, nats, postgresql): auto is locked for the sinks that answer fast (nats, postgresql,
-// stdout) and leased for http, whose answers may take as long as a lease.
-ClaimMode resolve_claim_mode(const std::string& option, const std::string& sink_kind);
-const char* claim_mode_name(ClaimMode m);
 
 // Comma-separated topic patterns -> list (empty items dropped).
 std::vector<std::string> split_list(const std::string& s);

@@ -1,6 +1,7 @@
 #include "relay.hpp"
 
 #include "core/backoff.hpp"
+#include "outbox/locked_hold_bound.hpp"
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -22,11 +23,35 @@ Millis reconnect_delay(int failures, Millis cap, double u) {
     return Millis(backoff_delay_ms(p, std::max(1, std::min(failures, 30)), u));
 }
 
+Relay::Wiring Relay::libpq_wiring(const Options& o) {
+    Wiring w;
+    w.db = std::make_unique<SourceDb>(o.db, o.name, o.connect_timeout, o.synchronous_commit);
+    w.leased_claim_connection = [o] {
+        return std::make_unique<PgLockedTx>(o.db, o.name, o.connect_timeout, o.synchronous_commit);
+    };
+    // The lanes' sessions end a transaction idle past the hold bound, so both limits are taken
+    // from the same settings, once (a reload keeps them; see locked_publish_limit below).
+    w.locked_tx = [o]() -> std::unique_ptr<LockedTx> {
+        return std::make_unique<PgLockedTx>(o.db, o.name, o.connect_timeout, o.synchronous_commit,
+                                            locked_session_settings(locked_hold_bound(o.lease, o.sink_timeout)));
+    };
+    return w;
+}
+
 Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
              SystemdNotifier& notifier)
+    : Relay(options, std::move(reloader), std::move(sink), metrics, signals, notifier, libpq_wiring(options)) {}
+
+Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
+             SystemdNotifier& notifier, Wiring wiring)
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
-      signals_(signals), notifier_(notifier), db_(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit),
-      mode_(resolve_claim_mode(opt_.claim_mode, sink_->kind())), rng_(std::random_device{}()) {
+      signals_(signals), notifier_(notifier), db_(std::move(wiring.db)), wiring_(std::move(wiring)),
+      mode_(resolve_claim_mode(opt_.claim_mode, sink_->preferred_claim_mode())), rng_(std::random_device{}()) {
+    std::unique_ptr<PgLockedTx> claim_connection;
+    if (mode_ == ClaimMode::leased && wiring_.leased_claim_connection) claim_connection = wiring_.leased_claim_connection();
+    leased_ = std::make_unique<LeasedClaims>(*db_, metrics_, std::move(claim_connection));
+    if (mode_ == ClaimMode::locked)
+        locked_ = std::make_unique<LockedLanes>(kOpenBatches, wiring_.locked_tx, locked_publish_limit(opt_.lease), metrics_);
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;
@@ -65,8 +90,8 @@ int Relay::run() {
             on_db_lost(e.what());
         }
     }
-    if (db_.connected()) {
-        try { flush_pending_acks(); } catch (const std::exception&) {}
+    if (db_->connected()) {   // (leased acks kept while the database was away)
+        try { leased_->flush_pending_acks(); } catch (const std::exception&) {}
     }
     log_stats(true);
     spdlog::info("stopped");
@@ -74,41 +99,46 @@ int Relay::run() {
 }
 
 void Relay::step() {
-    if (!db_.connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
+    if (!db_->connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
     collect_claims();
-    if (db_.connected()) {
-        flush_pending_acks();
-        settle_finished();
+    // Leased batches settle on the LISTEN connection (with it away, their acks are kept).
+    settle(*leased_);
+    if (db_->connected()) {
         maintenance();
         sink_ready_ = sink_->ready();
         metrics_.sink_connected = sink_ready_;
         if (may_claim()) claim();
-    } else {
-        retire_finished_offline();
     }
+    if (locked_) locked_->keep_claims(Clock::now());   // (leases: extend_leases, after poll)
     dispatch();
     // The batch just handed to the sink lets the next claim go out now, before the settles
     // below wait for their COMMITs: the server runs that claim meanwhile.
-    if (db_.connected() && may_claim()) claim();
+    if (db_->connected() && may_claim()) claim();
     // Locked batches settle on their own connections, whatever happened to db_.
-    settle_locked_finished();
+    if (locked_) settle(*locked_);
     wait_and_process();
 }
 
 std::vector<Batch*> Relay::open_batches() {
     std::vector<Batch*> out;
-    for (Batch& b : batches_) out.push_back(&b);
-    for (Lane& l : lanes_)
-        if (l.batch) out.push_back(&*l.batch);
-    if (!lanes_.empty())   // oldest first: tokens grow with every claim
+    for (ClaimSource* s : sources()) s->open_batches(out);
+    if (locked_)   // oldest first (from both sources): tokens grow with every claim
         std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
     return out;
 }
 
 size_t Relay::open_count() const {   // (a claim still out counts: its answer may hold messages)
-    size_t n = batches_.size() + (leased_claiming_ ? 1 : 0);
-    for (const Lane& l : lanes_) n += (l.batch || l.claiming) ? 1 : 0;
+    size_t n = 0;
+    for (const ClaimSource* s : sources()) n += s->open_count();
     return n;
+}
+
+std::vector<ClaimSource*> Relay::sources() const {
+    // The leased claims always (the leased mode, or the locked mode's fallback after a failed
+    // settlement), the locked lanes in the locked mode.
+    std::vector<ClaimSource*> out{leased_.get()};
+    if (locked_) out.push_back(locked_.get());
+    return out;
 }
 
 void Relay::want_claim() {
@@ -119,91 +149,49 @@ void Relay::want_claim() {
 bool Relay::claims_locked() const { return mode_ == ClaimMode::locked && Clock::now() >= leased_until_; }
 
 bool Relay::may_claim() const {
-    if (stopping_ || !db_.connected() || !sink_ready_ || open_count() >= kOpenBatches || leased_claiming_) return false;
-    for (const Batch& b : batches_)
-        if (!b.all_dispatched()) return false;   // the sink still has work queued: claim behind it later
-    if (claims_locked()) {
-        bool free_lane = false, claiming = false;
-        for (const Lane& l : lanes_) {
-            if (l.batch && !l.batch->all_dispatched()) return false;
-            free_lane |= !l.batch && !l.claiming;
-            claiming |= l.claiming;
-        }
-        if (!free_lane) return false;
-        // A second claim beside one still out only while a backlog drains: on a wake-up one
-        // claim takes what there is, and a second would mostly come back empty.
-        if (claiming && !draining_) return false;
-    }
+    if (stopping_ || !db_->connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
+    if (!leased_->may_claim()) return false;   // a leased claim out, or the sink has work queued
+    // (a second claim beside one still out only while a backlog drains: see LockedLanes)
+    if (claims_locked() && !locked_->may_claim()) return false;
     return need_claim_ || Clock::now() >= next_poll_;
 }
 
+ClaimSource& Relay::claim_source() {
+    if (claims_locked()) return *locked_;
+    return *leased_;
+}
+
 void Relay::claim() {
-    if (claims_locked()) {
-        for (Lane& l : lanes_)
-            if (!l.batch && !l.claiming) { claim_locked(l); return; }
-        return;
-    }
     next_poll_ = Clock::now() + opt_.poll_interval;
-    leased_claim_wants_ = want_claims_;
-    if (claim_conn_ && claim_conn_->connected()) {   // answered in collect_claims
-        claim_conn_->start_leased_claim(opt_.batch, opt_.lease, opt_.topics);
-        leased_claiming_ = true;
-        return;
-    }
-    // (locked mode leasing for a while after a failed settlement: on the LISTEN connection)
-    open_leased_batch(db_.claim(opt_.batch, opt_.lease, opt_.topics));
-}
-
-void Relay::open_leased_batch(std::vector<Message> msgs) {
-    metrics_.last_claim_unix_ms = unix_ms();
-    // Claim again at once after any non-empty batch, not only after a full one: an outbox that
-    // hands out one message per key per claim returns short batches while a backlog remains.
-    // The next empty claim ends the drain, unless something asked for a claim while this one
-    // was out (its snapshot may predate that commit).
-    need_claim_ = !msgs.empty() || want_claims_ != leased_claim_wants_;
-    if (msgs.empty()) return;
-    metrics_.batches++;
-    failures_logged_ = 0;
-    uint64_t first = next_token_;
-    next_token_ += msgs.size();
-    batches_.emplace_back(std::move(msgs), first, Clock::now());
-    // Leased while SIGTERM or a lost database arrived: publish none of it, give it all back.
-    if (stopping_ || !db_.connected()) batches_.back().stop(stopping_ ? "relay stopping" : "database connection lost");
-}
-
-void Relay::claim_locked(Lane& lane) {
-    next_poll_ = Clock::now() + opt_.poll_interval;
-    lane.tx->start_claim(opt_.batch, opt_.topics);   // DbLost: run() backs off
-    lane.claiming = true;
-    lane.claim_wants = want_claims_;
+    claim_source().start_claim(ClaimRequest{opt_.batch, opt_.lease, opt_.topics, want_claims_});   // DbLost: run() backs off
     need_claim_ = false;   // until the answer, or a wake-up, says otherwise
+    // (A claim made on the LISTEN connection is answered already: settlement_due() makes the
+    // next poll() return at once, and the next turn opens its batch before dispatching.)
 }
 
 void Relay::collect_claims() {
-    if (leased_claiming_ && claim_conn_->claim_ready()) {
-        leased_claiming_ = false;
-        open_leased_batch(claim_conn_->finish_claim());   // DbLost / server error: run() backs off
-    }
-    for (Lane& l : lanes_) {
-        if (!l.claiming || !l.tx->claim_ready()) continue;
-        l.claiming = false;
-        std::vector<Message> msgs = l.tx->finish_claim();   // DbLost / server error: run() backs off
+    for (ClaimSource* s : sources()) collect_claims_of(*s);
+}
+
+void Relay::collect_claims_of(ClaimSource& source) {
+    for (ClaimAnswer& a : source.collect_claims()) {   // DbLost / server error: run() backs off
         metrics_.last_claim_unix_ms = unix_ms();
-        // As in claim(): again at once after any non-empty batch. An empty answer ends the
-        // drain unless something asked for a claim while this one was out (its snapshot may
-        // predate that commit).
-        draining_ = !msgs.empty();
-        if (!msgs.empty() || want_claims_ != l.claim_wants) need_claim_ = true;
-        if (msgs.empty()) continue;
-        if (stopping_) {   // claimed while SIGTERM arrived: give it back untouched
-            l.tx->rollback();
-            continue;
-        }
+        // Claim again at once after any non-empty batch, not only after a full one: an outbox
+        // that hands out one message per key per claim returns short batches while a backlog
+        // remains. The next empty claim ends the drain, unless something asked for a claim
+        // while this one was out (its snapshot may predate that commit).
+        if (!a.messages.empty() || want_claims_ != a.claim_wants) need_claim_ = true;
+        if (a.messages.empty()) continue;
+        // Claimed while SIGTERM or a lost database arrived: publish none of it, give it all back.
+        const char* refused = stopping_ ? "relay stopping" : !db_->connected() ? "database connection lost" : nullptr;
+        if (refused && source.give_back_unopened(a.lane)) continue;   // (locked: rolled back untouched)
         metrics_.batches++;
         failures_logged_ = 0;
         uint64_t first = next_token_;
-        next_token_ += msgs.size();
-        l.batch.emplace(std::move(msgs), first, Clock::now());
+        next_token_ += a.messages.size();
+        Batch batch(std::move(a.messages), first, Clock::now());
+        if (refused) batch.stop(refused);   // (leased: nacked at once when settled)
+        source.open_batch(a.lane, std::move(batch));
     }
 }
 
@@ -216,20 +204,18 @@ void Relay::dispatch() {
 
 void Relay::wait_and_process() {
     // Wake-ups that arrived during the last call are already in libpq's queue, not on the socket.
-    if (db_.connected() && db_.consume_wakeups()) want_claim();
-    bool draining = open_count() > 0 && (stopping_ || !db_.connected());
+    if (db_->connected() && db_->consume_wakeups()) want_claim();
+    bool draining = open_count() > 0 && (stopping_ || !db_->connected());
     int64_t timeout = 60000;
     if (may_claim()) timeout = 0;
     int st = sink_->poll_timeout_ms();
     if (st >= 0) timeout = std::min<int64_t>(timeout, st);
     if (open_count() > 0) {
         timeout = std::min<int64_t>(timeout, 1000);
-        for (const Batch& b : batches_)
-            if (b.finished()) timeout = 0;
-        for (const Lane& l : lanes_)   // a finished batch not yet sent to settle
-            if (l.batch && l.batch->finished() && !l.settling) timeout = 0;
+        for (const ClaimSource* s : sources())
+            if (s->settlement_due()) timeout = 0;
     }
-    if (db_.connected()) {
+    if (db_->connected()) {
         if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
         if (!sink_ready_) timeout = std::min<int64_t>(timeout, 200);   // ask the sink again
         if (opt_.maintenance) timeout = std::min<int64_t>(timeout, ms_until(std::min(next_purge_, next_saga_tick_)));
@@ -244,12 +230,10 @@ void Relay::wait_and_process() {
 
     std::vector<pollfd> fds;
     fds.push_back(pollfd{signals_.fd(), POLLIN, 0});
-    fds.push_back(pollfd{db_.connected() ? db_.socket() : -1, POLLIN, 0});
+    fds.push_back(pollfd{db_->connected() ? db_->socket() : -1, POLLIN, 0});
     sink_->poll_fds(fds);
     size_t sink_fds = fds.size() - 2;
-    for (const Lane& l : lanes_)   // claims and settlements out: their answers
-        if (l.claiming || l.settling) fds.push_back(pollfd{l.tx->socket(), POLLIN, 0});
-    if (leased_claiming_) fds.push_back(pollfd{claim_conn_->socket(), POLLIN, 0});
+    for (const ClaimSource* s : sources()) s->poll_fds(fds);   // claims and settlements out: their answers
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(timeout));
     if (rc < 0 && errno != EINTR) spdlog::warn("poll: {}", std::strerror(errno));
     if (fds[0].revents) poll_signals();
@@ -259,7 +243,7 @@ void Relay::wait_and_process() {
     apply(outcomes);
     metrics_.in_flight = static_cast<int64_t>(sink_->in_flight());
     drain_deadline_check();
-    if (fds[1].revents && db_.connected() && db_.consume_wakeups()) want_claim();
+    if (fds[1].revents && db_->connected() && db_->consume_wakeups()) want_claim();
     extend_leases();
 }
 
@@ -289,44 +273,23 @@ void Relay::apply(std::vector<Outcome>& outcomes) {
 }
 
 void Relay::extend_leases() {
-    if (!db_.connected()) return;
-    auto now = Clock::now();
-    for (Batch& b : batches_) {
-        if (!b.lease_due(now, opt_.lease)) continue;
-        auto ids = b.open_ids();
-        try {
-            db_.extend(ids, opt_.lease);
-            spdlog::debug("extended the lease of {} message(s) (sink is slow)", ids.size());
-        } catch (const DbLost&) {
-            throw;
-        } catch (const std::exception& e) {
-            // On a healthy connection (e.g. a message was taken over elsewhere): the lease
-            // decides what happens next.
-            spdlog::warn("extending leases failed: {}", e.what());
-        }
-        b.lease_extended(now);
-    }
+    if (db_->connected()) leased_->keep_claims(Clock::now());
 }
 
 void Relay::stop_batches(const std::string& why, Clock::time_point deadline) {
-    for (Batch& b : batches_) b.stop(why);   // locked batches go on: they commit or roll back whole
+    for (ClaimSource* s : sources()) s->stop(why);   // (locked batches go on: they commit or roll back whole)
     drain_deadline_ = deadline;
 }
 
 void Relay::drain_deadline_check() {
-    bool draining = stopping_ || !db_.connected();
+    bool draining = stopping_ || !db_->connected();
     if (draining && Clock::now() >= drain_deadline_) {
         // Locked batches not committed by the bound are rolled back: every message goes back
-        // untouched, nothing is counted as an attempt.
+        // untouched, nothing is counted as an attempt. A leased claim still out is dropped: its
+        // leases, if it took any, run out.
         size_t n = 0;
-        for (Lane& l : lanes_) {
-            if (l.batch) { n += l.batch->size(); give_back_locked(l, "not finished within the drain bound"); }
-            if (l.claiming) { l.tx->disconnect(); l.claiming = false; }   // its claim rolls back
-        }
-        if (leased_claiming_) {   // its leases, if it took any, run out
-            claim_conn_->disconnect();
-            leased_claiming_ = false;
-        }
+        for (ClaimSource* s : sources()) n += s->abandon("not finished within the drain bound");
+        metrics_.given_back += n;
         if (n) spdlog::warn("rolled back {} message(s) not settled within the drain bound; the outbox has them back", n);
     }
     if (!draining || sink_->in_flight() == 0 || Clock::now() < drain_deadline_) return;
@@ -338,179 +301,51 @@ void Relay::drain_deadline_check() {
 
 // ------------------------------------------------------------------------------ settling
 
-void Relay::settle_locked_finished() {
-    for (Lane& l : lanes_) {
-        if (!l.batch) continue;
-        if (!l.settling) {
-            // Sent without waiting (nothing while the batch is unfinished); the answer is read
-            // in a later turn, when poll() says it arrived.
-            l.settling = start_settle_locked(*l.batch, *l.tx);
-            if (!l.settling || !l.tx->settle_ready()) continue;
-        } else if (!l.tx->settle_ready()) {
-            continue;
-        }
-        LockedSettle r = finish_settle_locked(*l.batch, *l.tx, std::move(*l.settling));
-        l.settling.reset();
-        log_locked_settle(r);
-        size_t n = l.batch->size();
-        l.batch.reset();
-        // Claim again: a claim made while this batch was open could not have the next
-        // message of its keys, so an empty answer then did not mean the outbox was drained.
-        want_claim();
-        if (r.result == LockedSettle::Result::given_back) {
-            metrics_.given_back += n;
-            spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", n, r.error);
-            // Reconnect everything with backoff. A failure on a healthy connection backs off the
-            // same way: the messages are back untouched, and claiming them again at once could
-            // repeat the failure in a tight loop that never counts an attempt.
-            if (r.connection_lost) throw DbLost(r.error);
-            leased_until_ = Clock::now() + kLeasedAfterFailure;
-            spdlog::warn("claims are leased for the next {}s, so that attempts are counted while settling fails",
-                         kLeasedAfterFailure.count());
-            throw std::runtime_error("settling a locked batch failed: " + r.error);
-        }
-    }
+void Relay::settle(ClaimSource& source) {
+    source.settle_finished([this](const SettleOutcome& o) { on_settled(o); });
 }
 
-void Relay::log_locked_settle(const LockedSettle& r) {
-    if (r.result != LockedSettle::Result::committed) return;
-    metrics_.acked += static_cast<uint64_t>(r.report.acked);
-    if (r.report.acked < static_cast<int64_t>(r.settlement.acks.size()))
-        spdlog::warn("{} of {} acks of a locked batch not counted by once.ack", r.settlement.acks.size() - r.report.acked,
-                     r.settlement.acks.size());
-    for (size_t i = 0; i < r.settlement.nacks.size(); ++i) {
-        const Batch::Entry& e = *r.settlement.nacks[i];
-        metrics_.nacked++;
-        if (i < r.report.nack_verdicts.size() && r.report.nack_verdicts[i] == "dead") {
-            spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e.msg.id, e.msg.topic, e.msg.attempt,
-                         e.error);
-            metrics_.dead++;
-        }
-    }
-    metrics_.dead += r.settlement.deads.size();
-}
-
-void Relay::give_back_locked(Lane& l, const std::string& why) {
-    if (!l.batch) return;
-    l.tx->rollback();   // (a settlement still out: closes the connection)
-    l.settling.reset();
-    l.batch->give_back(why);
-    metrics_.given_back += l.batch->size();
-    l.batch.reset();
-}
-
-void Relay::settle_finished() {
-    std::vector<std::string> acks;
-    for (auto it = batches_.begin(); it != batches_.end();) {
-        std::optional<Batch::Settlement> taken = it->take_settlement();
-        if (!taken) { ++it; continue; }
-        Batch::Settlement& s = *taken;
-        acks.insert(acks.end(), s.acks.begin(), s.acks.end());
-        // If the database goes away during the nacks, the acks gathered so far are made
-        // after the reconnect; the nacks not made yet come back with their lease.
-        try {
-            for (const Batch::Entry* e : s.nacks) give_back(*e, false);
-            for (const Batch::Entry* e : s.deads) give_back(*e, true);
-        } catch (const DbLost&) {
-            pending_acks_.insert(pending_acks_.end(), acks.begin(), acks.end());
-            batches_.erase(it);
-            throw;
-        }
-        it = batches_.erase(it);
-        want_claim();   // the keys this batch held are free: see settle_locked_finished
-    }
-    if (acks.empty()) return;
-    int64_t acked;
-    try {
-        acked = db_.ack(acks);
-    } catch (const DbLost&) {
-        pending_acks_.insert(pending_acks_.end(), acks.begin(), acks.end());
-        throw;
-    }
-    metrics_.acked += static_cast<uint64_t>(acked);
-    if (acked < static_cast<int64_t>(acks.size()))
-        spdlog::warn("{} of {} acks refused: their lease expired and another claim took them (raise --lease?)",
-                     acks.size() - acked, acks.size());
-}
-
-void Relay::give_back(const Batch::Entry& e, bool dead) {
-    // A refusal on a healthy connection (e.g. the lease was taken over and the message
-    // acknowledged elsewhere) is logged, not fatal: the lease decides what happens next.
-    try {
-        if (dead) {
-            db_.dead(e.msg.id, e.error);
-            metrics_.dead++;
-            return;
-        }
-        std::string verdict = db_.nack(e.msg.id, e.error, e.retry_after);
-        metrics_.nacked++;
-        if (verdict == "dead") {
-            spdlog::warn("dead letter: message {} (topic {}) after {} attempt(s): {}", e.msg.id, e.msg.topic, e.msg.attempt,
-                         e.error);
-            metrics_.dead++;
-        } else if (verdict == "stale") {
-            spdlog::warn("nack of message {} ignored: its lease was taken over (raise --lease?)", e.msg.id);
-        }
-    } catch (const DbLost&) {
-        throw;
-    } catch (const std::exception& ex) {
-        spdlog::warn("{} of message {} failed: {}", dead ? "dead-lettering" : "nack", e.msg.id, ex.what());
-    }
-}
-
-void Relay::retire_finished_offline() {
-    // Keep what the sink confirmed; ack it after the reconnect so it is not sent again. The
-    // rest comes back when its lease runs out.
-    for (auto it = batches_.begin(); it != batches_.end();) {
-        if (!it->finished()) { ++it; continue; }
-        auto s = it->settlement();
-        pending_acks_.insert(pending_acks_.end(), s.acks.begin(), s.acks.end());
-        it = batches_.erase(it);
-    }
-}
-
-void Relay::flush_pending_acks() {
-    if (pending_acks_.empty()) return;
-    int64_t n = db_.ack(pending_acks_);
-    metrics_.acked += static_cast<uint64_t>(n);
-    if (n < static_cast<int64_t>(pending_acks_.size()))
-        spdlog::warn("{} of {} messages delivered before the reconnect had been taken over by another claim; "
-                     "they will be delivered again (the sink's dedupe drops them)",
-                     pending_acks_.size() - n, pending_acks_.size());
-    pending_acks_.clear();
+void Relay::on_settled(const SettleOutcome& o) {
+    // Claim again: a claim made while this batch was open could not have the next
+    // message of its keys, so an empty answer then did not mean the outbox was drained.
+    want_claim();
+    if (!o.given_back) return;
+    metrics_.given_back += o.batch_size;
+    spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", o.batch_size, o.error);
+    // Reconnect everything with backoff. A failure on a healthy connection backs off the
+    // same way: the messages are back untouched, and claiming them again at once could
+    // repeat the failure in a tight loop that never counts an attempt.
+    if (o.connection_lost) throw DbLost(o.error);
+    leased_until_ = Clock::now() + kLeasedAfterFailure;
+    spdlog::warn("claims are leased for the next {}s, so that attempts are counted while settling fails",
+                 kLeasedAfterFailure.count());
+    throw std::runtime_error("settling a locked batch failed: " + o.error);
 }
 
 // ------------------------------------------------------------------------------ database
 
 void Relay::connect_lanes() {
     if (mode_ != ClaimMode::locked) return;
-    if (lanes_.empty())
-        for (size_t i = 0; i < kOpenBatches; ++i)
-            lanes_.emplace_back().tx =
-                std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
-    for (Lane& l : lanes_) {
-        if (l.tx->connected()) continue;
-        bool has = static_cast<PgLockedTx&>(*l.tx).connect();
-        if (has) continue;
+    if (!locked_->connect()) {
         // pg_once SQL before 0.2: no once.claim_locked (each lane's connect looks for it): use
         // the leased mode for the rest of this run.
         spdlog::warn("the database has no once.claim_locked(text,integer,text[]) (pg_once SQL before 0.2: run ALTER "
                      "EXTENSION pg_once UPDATE); using the leased claim mode");
         mode_ = ClaimMode::leased;
-        lanes_.clear();
+        locked_.reset();
         return;
     }
-    if (!mode_probed_) spdlog::info("claim mode locked: {} transaction connection(s)", lanes_.size());
+    if (!mode_probed_) spdlog::info("claim mode locked: {} transaction connection(s)", locked_->size());
 }
 
 void Relay::connect_db() {
     try {
-        db_.connect();
+        db_->connect();
         connect_lanes();
         if (mode_ == ClaimMode::leased) {
-            if (!claim_conn_)
-                claim_conn_ = std::make_unique<PgLockedTx>(opt_.db, opt_.name, opt_.connect_timeout, opt_.synchronous_commit);
-            claim_conn_->connect_for_leased_claims();
+            if (!leased_->has_claim_connection() && wiring_.leased_claim_connection)   // (after a fallback from locked)
+                leased_->use_claim_connection(wiring_.leased_claim_connection());
+            leased_->connect();
         }
         mode_probed_ = true;
     } catch (const std::exception& e) {
@@ -520,9 +355,9 @@ void Relay::connect_db() {
     metrics_.db_connected = true;
     if (ever_connected_) {
         metrics_.reconnects++;
-        spdlog::info("reconnected to {} (after {} failed attempt(s)); draining", db_.server(), connect_failures_);
+        spdlog::info("reconnected to {} (after {} failed attempt(s)); draining", db_->server(), connect_failures_);
     } else {
-        spdlog::info("connected to {} ({}), listening on {}", db_.server(), db_.redacted_conninfo(), kWakeChannel);
+        spdlog::info("connected to {} ({}), listening on {}", db_->server(), db_->redacted_conninfo(), kWakeChannel);
     }
     ever_connected_ = true;
     connect_failures_ = 0;
@@ -532,26 +367,15 @@ void Relay::connect_db() {
 
 void Relay::on_db_lost(const std::string& why) {
     bool was = metrics_.db_connected.exchange(false);
-    db_.disconnect();
+    db_->disconnect();
     // Locked batches: closing their connections rolls them back, so the outbox has every
     // message back at once; publishes still in flight are orphaned (their answers match no
     // batch; a duplicate they cause is dropped by the sink's dedupe).
+    // A leased claim still out: if it committed, its leases run out and the messages come back.
     size_t returned = 0;
-    for (Lane& l : lanes_) {
-        if (l.batch) {
-            returned += l.batch->size();
-            l.batch->give_back("database connection lost");
-            l.batch.reset();
-        }
-        l.settling.reset();
-        l.claiming = false;   // a claim out is rolled back with its connection
-        l.tx->disconnect();
-    }
+    for (ClaimSource* s : sources()) returned += s->database_lost("database connection lost");
     metrics_.given_back += returned;
     if (returned) spdlog::warn("{} claimed message(s) given back with their transactions", returned);
-    // A leased claim still out: if it committed, its leases run out and the messages come back.
-    if (claim_conn_) claim_conn_->disconnect();
-    leased_claiming_ = false;
     ++connect_failures_;
     double u = std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
     int64_t delay = reconnect_delay(connect_failures_, opt_.reconnect_max, u).count();
@@ -562,8 +386,29 @@ void Relay::on_db_lost(const std::string& why) {
         spdlog::debug("database unavailable: {} (retry in {}ms)", why, delay);
     // Publish nothing more of the open batches; wait a little for what is in flight so its
     // acks are kept for after the reconnect.
-    if (!batches_.empty() && !stopping_)
+    if (open_count() > 0 && !stopping_)   // (the locked ones were given back above)
         stop_batches("database connection lost", Clock::now() + std::min(opt_.sink_timeout, Millis(5000)));
+}
+
+// One relay at a time runs the timers. The others say once, after ten saga-tick intervals
+// without the lock, who has it, so that timers that never run (a relay that hangs with the
+// lock) are visible in every relay's log; and again when this relay takes over.
+bool Relay::maintenance_lock_held(Clock::time_point now) {
+    if (db_->try_maintenance_lock()) {
+        if (maintenance_denied_logged_) spdlog::info("maintenance: this relay now runs saga_tick and purge");
+        maintenance_denied_since_.reset();
+        maintenance_denied_logged_ = false;
+        return true;
+    }
+    if (!maintenance_denied_since_) maintenance_denied_since_ = now;
+    const auto waited = now - *maintenance_denied_since_;
+    if (!maintenance_denied_logged_ && waited >= 10 * opt_.saga_tick_interval) {
+        spdlog::info("maintenance: another session has held the timer lock for {} s, so this relay does not run "
+                     "saga_tick or purge (pg_locks: locktype 'advisory', classid 1835955246, objsubid 28526)",
+                     std::chrono::duration_cast<std::chrono::seconds>(waited).count());
+        maintenance_denied_logged_ = true;
+    }
+    return false;
 }
 
 void Relay::maintenance() {
@@ -572,8 +417,8 @@ void Relay::maintenance() {
     if (now >= next_purge_) {
         next_purge_ = now + opt_.purge_interval;
         try {
-            if (db_.try_maintenance_lock()) {
-                int64_t n = db_.purge();
+            if (maintenance_lock_held(now)) {
+                int64_t n = db_->purge();
                 if (n > 0) spdlog::info("maintenance: once.purge() removed {} rows", n);
             }
         } catch (const DbLost&) {
@@ -585,7 +430,7 @@ void Relay::maintenance() {
     if (now >= next_saga_tick_) {
         next_saga_tick_ = now + opt_.saga_tick_interval;
         try {
-            if (db_.try_maintenance_lock()) db_.saga_tick();
+            if (maintenance_lock_held(now)) db_->saga_tick();
         } catch (const DbLost&) {
             throw;
         } catch (const std::exception& e) {

@@ -7,14 +7,14 @@
 // claim while the sink works on the current batch, and a finished batch is settled while the
 // next one publishes. Batches open together never share a key: the outbox hands out a key's
 // next message only after the previous one was settled. One thread, one poll() call site,
-// all state in this object; what a batch decides (order per key, holding back, leases) lives
-// in Batch.
+// the loop's state in this object; what a batch decides (order per key, holding back, leases)
+// lives in Batch, and each claim mode is its own type (claim/):
 //
-// Two claim modes (--claim-mode, options.hpp):
-//  * leased: once.claim with a lease, sent without waiting on a connection of its own
-//    (claim_conn_), settled later with once.ack/nack/dead on the LISTEN connection (db_);
-//    leases extended while the sink works. batches_ holds the batches.
-//  * locked: each open batch is a transaction on its own connection (lanes_, locked_tx.hpp):
+// Two claim modes (--claim-mode, claim/claim_mode.hpp):
+//  * leased (claim/leased_claims.hpp): once.claim with a lease, sent without waiting on a
+//    connection of its own, settled later with once.ack/nack/dead on the LISTEN connection
+//    (db_); leases extended while the sink works.
+//  * locked (claim/locked_lanes.hpp): each open batch is a transaction on its own connection:
 //    BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead + COMMIT in one
 //    flight. db_ only LISTENs and runs maintenance. A failed transaction gives its batch back.
 //    Claims are sent without waiting: while a backlog drains, both lanes claim side by side,
@@ -22,12 +22,14 @@
 #pragma once
 
 #include "batch.hpp"
-#include "locked_tx.hpp"
+#include "claim/leased_claims.hpp"
+#include "claim/locked_lanes.hpp"
+#include "outbox/locked_tx.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 #include "systemd_notify.hpp"
 
 #include <chrono>
@@ -60,39 +62,39 @@ public:
 
     Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
           SystemdNotifier& notifier);
+
+    // What the relay talks to besides the sink, replaceable by fakes (the loop's unit tests).
+    struct Wiring {
+        std::unique_ptr<OutboxSession> db;                        // the LISTEN connection
+        std::function<std::unique_ptr<PgLockedTx>()> leased_claim_connection;   // null: claims on db
+        LockedLanes::TxFactory locked_tx;                         // one locked lane's transaction
+    };
+    // The wiring the daemon uses: libpq connections made from `options`.
+    static Wiring libpq_wiring(const Options& options);
+    Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
+          SystemdNotifier& notifier, Wiring wiring);
     // Runs until SIGTERM/SIGINT; returns the process exit code.
     int run();
 
 private:
-    // Locked mode: one transaction connection and the batch open on it.
-    struct Lane {
-        std::unique_ptr<LockedTx> tx;
-        std::optional<Batch> batch;
-        bool claiming = false;              // a claim is out on tx, its answer not taken yet
-        std::optional<Batch::Settlement> settling;   // batch's settlement + COMMIT out on tx
-        uint64_t claim_wants = 0;           // want_claims_ when that claim was sent
-    };
-
     void step();                            // one turn of the loop (may throw DbLost)
     bool may_claim() const;
     bool claims_locked() const;             // locked mode, and not leasing after a failure
-    void claim();
+    void claim();                           // on claim_source(): the one claim path
+    ClaimSource& claim_source();            // locked lanes, unless leasing after a failure
+    void collect_claims_of(ClaimSource& source);   // a batch for each answer with messages
     void dispatch();
     void wait_and_process();                // the one poll(): sink, database socket, signals, timers
     void apply(std::vector<Outcome>& outcomes);
     void extend_leases();
-    void settle_finished();                 // ack/nack/dead the finished batches
-    void settle_locked_finished();          // locked: settle + COMMIT each finished batch
-    void claim_locked(Lane& lane);         // sends the claim; collect_claims() takes its answer
+    void settle(ClaimSource& source);       // what is finished: ack/nack/dead (+ COMMIT)
+    void on_settled(const SettleOutcome& o);  // wake-up; a batch given back: back off
     void collect_claims();                  // open a batch for each claim answered (either mode)
-    void open_leased_batch(std::vector<Message> msgs);
     void want_claim();                      // something may be claimable: claim again soon
-    void give_back_locked(Lane& lane, const std::string& why);   // roll back; the outbox has it all
     std::vector<Batch*> open_batches();     // oldest first, either mode
     size_t open_count() const;
+    std::vector<ClaimSource*> sources() const;   // every claim source the relay has
     void connect_lanes();
-    void give_back(const Batch::Entry& e, bool dead);   // once.nack, or once.dead when dead
-    void retire_finished_offline();         // database lost: keep acks for later, drop the rest
     void drain_deadline_check();
     void stop_batches(const std::string& why, Clock::time_point deadline);
 
@@ -101,10 +103,10 @@ private:
     void poll_signals();
     void handle_reload();
     void maintenance();
-    void flush_pending_acks();
+    bool maintenance_lock_held(Clock::time_point now);
     void log_stats(bool force);
     int64_t ms_until(Clock::time_point t) const;
-    void log_locked_settle(const LockedSettle& r);
+
 
     Options opt_;
     Reloader reloader_;
@@ -112,15 +114,14 @@ private:
     Metrics& metrics_;
     SignalFd& signals_;
     SystemdNotifier& notifier_;
-    SourceDb db_;
+    std::unique_ptr<OutboxSession> db_;
+    Wiring wiring_;                         // (for the connections made later)
     ClaimMode mode_;
     bool mode_probed_ = false;              // the locked mode's first connect was logged
-    std::vector<Lane> lanes_;               // locked mode: kOpenBatches transaction connections
-    // Leased mode: a connection for claims only, sent without waiting (acks, nacks and
-    // extensions stay on db_); leased_claiming_ while one is out.
-    std::unique_ptr<PgLockedTx> claim_conn_;
-    bool leased_claiming_ = false;
-    uint64_t leased_claim_wants_ = 0;       // want_claims_ when that claim was sent
+    std::unique_ptr<LockedLanes> locked_;   // locked mode: kOpenBatches transaction connections
+    // Leased claims: the leased mode, and the locked mode for kLeasedAfterFailure after a
+    // failed settlement (then on db_, with no claim connection of their own).
+    std::unique_ptr<LeasedClaims> leased_;
     std::mt19937_64 rng_;
 
     SignalEvents events_;
@@ -128,7 +129,6 @@ private:
     bool ready_sent_ = false;
     bool need_claim_ = true;
     uint64_t want_claims_ = 0;              // counts want_claim(): a wake-up during a claim survives it
-    bool draining_ = false;                 // locked: the last claim answered brought messages
     bool sink_ready_ = false;
     bool ever_connected_ = false;
     int connect_failures_ = 0;
@@ -138,11 +138,11 @@ private:
     Clock::time_point leased_until_{};      // see kLeasedAfterFailure
     Clock::time_point next_purge_{};
     Clock::time_point next_saga_tick_{};
+    std::optional<Clock::time_point> maintenance_denied_since_;  // another session holds the timer lock
+    bool maintenance_denied_logged_ = false;
     Clock::time_point next_stats_{};
     Clock::time_point stop_deadline_{};
     Clock::time_point drain_deadline_{};    // stopping or database lost: bound for in-flight work
-    std::deque<Batch> batches_;             // open batches, oldest first
-    std::vector<std::string> pending_acks_; // delivered before the database went away
     uint64_t next_token_ = 1;
     MetricsSnapshot stats_from_;            // the log summary is the metrics' difference
     Clock::time_point stats_since_;

@@ -23,6 +23,7 @@ public:
     HttpSink(std::string url, Millis timeout, Millis connect_timeout, size_t max_connections);
     ~HttpSink() override;
     const char* kind() const override { return "http"; }
+    ClaimMode preferred_claim_mode() const override { return ClaimMode::leased; }   // receivers may be slow
     std::string describe() const override;
     void open() override;
     bool ready() override;

@@ -18,8 +18,9 @@ Verdict classify_http_status(long status);
 // absent or unreadable; never negative; capped at one day.
 std::optional<Millis> parse_retry_after(const std::string& value, std::time_t now);
 
-// The message's headers (a JSON object) as HTTP header lines "Name: value". String values
-// are used as they are, other JSON values as their JSON text; names that are not HTTP tokens
+// The message's headers (a JSON object, read with core/json like every JSON in pg_once) as
+// HTTP header lines "Name: value". String values are used as they are, numbers as written,
+// other JSON values as their compact JSON text; names that are not HTTP tokens
 // and values with CR/LF are skipped (reported in `skipped`). Throws std::invalid_argument
 // when the text is not a JSON object.
 std::vector<std::pair<std::string, std::string>> message_headers(const std::string& json_object,

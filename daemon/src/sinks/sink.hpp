@@ -5,6 +5,7 @@
 // eventfd, so the loop still owns all state.
 #pragma once
 
+#include "claim/claim_mode.hpp"
 #include "message.hpp"
 
 #include <poll.h>
@@ -33,6 +34,10 @@ public:
     // "http", "nats", ...; and the URI with secrets redacted, for logs.
     virtual const char* kind() const = 0;
     virtual std::string describe() const = 0;
+    // The claim mode --claim-mode auto picks for this sink. Locked suits sinks that answer
+    // within moments (a locked batch is one open transaction until the sink has answered);
+    // a sink whose answers may take as long as a lease asks for leased claims.
+    virtual ClaimMode preferred_claim_mode() const { return ClaimMode::locked; }
 
     // Connect and check the destination (stream exists, database has once.deliver). Throws
     // SinkError when it cannot; the relay exits at start, retries later.

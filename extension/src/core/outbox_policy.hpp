@@ -72,6 +72,13 @@ std::vector<Uuid> key_seqs_after(const std::optional<Uuid>& last, const std::vec
 // promotion).
 Uuid waiting_position();
 
+// The two reserved claim positions as SQL literals, for the statements that set or test them
+// (used as adjacent string literals: "... pos = " ONCE_SQL_WAITING_POSITION " ..."):
+//  - waiting: waiting_position(), a message behind a held message of its key;
+//  - dead: the least uuid, a dead letter (visible_at 'infinity' too), outside every claim range.
+#define ONCE_SQL_WAITING_POSITION "'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid"
+#define ONCE_SQL_DEAD_POSITION "'00000000-0000-0000-0000-000000000000'::pg_catalog.uuid"
+
 // One transaction's messages of a key at commit, in send order, guessed waiting or not at send
 // time: a waiting message must have an earlier message of its key to wait for, so the first
 // one cannot wait when no other transaction's message of the key is left. The other guesses

@@ -16,6 +16,7 @@
 #include "../core/topic.hpp"
 #include "guard.hpp"
 #include "spi.hpp"
+#include "table_cache.hpp"
 #include "text_args.hpp"
 
 extern "C" {
@@ -88,24 +89,6 @@ bool insert_received(SavedPlan& plan, text* source, text* id, text* topic) {
 
 // ------------------------------------------------------------------ subscription cache
 
-struct SubscriptionCache {
-    bool valid = false;
-    bool callback_registered = false;
-    Oid relid = InvalidOid;  // once.inbox_subscriptions, when known
-    std::vector<Subscription> subscriptions;
-};
-
-SubscriptionCache& cache() {
-    static SubscriptionCache c;
-    return c;
-}
-
-// Relcache callback: runs inside invalidation processing, so it only clears a flag.
-void subscriptions_invalidated(Datum, Oid relid) {
-    SubscriptionCache& c = cache();
-    if (relid == InvalidOid || relid == c.relid) c.valid = false;
-}
-
 SavedPlan subscriptions_plan(
     "SELECT s.topic_pattern, s.handler::pg_catalog.oid"
     "  FROM once.inbox_subscriptions s ORDER BY s.subscribed_at, s.handler::pg_catalog.oid",
@@ -113,20 +96,10 @@ SavedPlan subscriptions_plan(
 
 // SPI must be connected.
 const std::vector<Subscription>& subscriptions() {
-    SubscriptionCache& c = cache();
-    if (!c.callback_registered) {
-        pg_call([] { CacheRegisterRelcacheCallback(subscriptions_invalidated, 0); });
-        c.callback_registered = true;
-    }
-    if (c.valid) return c.subscriptions;
-    // Valid from here on: an invalidation that arrives while the list is read (the read takes
-    // the table's lock, which processes pending invalidations) clears the flag again.
-    c.relid = pg_call([] {
-        return get_relname_relid("inbox_subscriptions", get_namespace_oid("once", false));
-    });
-    c.valid = true;
-    std::vector<Subscription> loaded;
-    try {
+    static CachedTable table("inbox_subscriptions");
+    static std::vector<Subscription> cached;
+    return table.rows(cached, [] {
+        std::vector<Subscription> loaded;
         AsExtensionOwner owner;
         uint64 n = subscriptions_plan.execute(nullptr, nullptr);
         loaded.reserve(n);
@@ -135,15 +108,10 @@ const std::vector<Subscription>& subscriptions() {
             spi_value(row, 1, &pattern);
             spi_value(row, 2, &handler);
             text* t = DatumGetTextPP(pattern);  // short varlena from a heap tuple: no detoast
-            loaded.push_back({std::string(text_view(t)),
-                              DatumGetObjectId(handler)});
+            loaded.push_back({std::string(text_view(t)), DatumGetObjectId(handler)});
         }
-    } catch (...) {
-        c.valid = false;
-        throw;
-    }
-    c.subscriptions = std::move(loaded);
-    return c.subscriptions;
+        return loaded;
+    });
 }
 
 // ------------------------------------------------------------------------- handlers
@@ -370,9 +338,5 @@ ONCE_SQL_FUNCTION(once_subscribe) {
 
 // Statement trigger on once.inbox_subscriptions: every backend drops its cached list.
 ONCE_SQL_FUNCTION(once_inbox_subscriptions_changed) {
-    if (!CALLED_AS_TRIGGER(fcinfo))
-        throw Error(ErrorCode::invalid_argument, "once._inbox_subscriptions_changed is a trigger function");
-    Oid relid = RelationGetRelid(reinterpret_cast<TriggerData*>(fcinfo->context)->tg_relation);
-    pg_call([&] { CacheInvalidateRelcacheByRelid(relid); });
-    return PointerGetDatum(nullptr);
+    return invalidate_cached_table(fcinfo, "once._inbox_subscriptions_changed");
 }

@@ -10,10 +10,15 @@ extern "C" {
 ONCE_MODULE_MAGIC;
 
 void _PG_init(void);
+// The transaction callbacks: PostgreSQL calls them in the reverse order of registration, so
+// at commit outbox_locked's runs first (it settles claim_locked messages, which may release
+// keys), then outbox_key_order's (it stamps per-key order and promotes released keys' next
+// messages, which may mark the transaction as one that made messages claimable), then the
+// notifier's (it wakes relays for such transactions). Keep this order when adding one.
 void _PG_init(void) {
-    once::pg::outbox_init();  // GUCs once.*payload*/notify*, commit callback, notifier shmem
+    once::pg::settings_init();  // every GUC once.*
+    once::pg::outbox_init();  // commit callback, notifier shmem
     once::pg::outbox_key_order_init();  // per-key order stamped at commit
     once::pg::outbox_locked_init();  // claim_locked messages settled before commit
-    once::pg::settings_init();  // GUC once.saga_retention
 }
 }

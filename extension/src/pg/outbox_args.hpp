@@ -11,6 +11,7 @@
 #include "../core/uuid_v7.hpp"
 #include "convert.hpp"  // uuid and time conversions
 #include "guard.hpp"
+#include "settings.hpp"  // max_payload_bytes
 
 #include <array>
 #include <cstdint>
@@ -24,8 +25,6 @@ constexpr int64 kMaxLeaseMs = int64(24) * 3600 * 1000;
 constexpr int64 kMaxRetryAfterMs = int64(365) * 24 * 3600 * 1000;
 constexpr int64 kMaxDeliverAheadMs = int64(3653) * 24 * 3600 * 1000;  // 10 years
 
-// once.max_payload_bytes (outbox_send.cpp defines the setting).
-extern int max_payload_bytes;
 
 std::array<uint8_t, 10> random10();
 double uniform01();  // [0, 1), for backoff jitter

@@ -288,7 +288,7 @@ const std::string kDeadTail = R"(
  dead AS (
   UPDATE once.outbox o
      SET dead_at = pg_catalog.now(), visible_at = 'infinity',
-         pos = '00000000-0000-0000-0000-000000000000', relay = NULL,
+         pos = )" ONCE_SQL_DEAD_POSITION R"(, relay = NULL,
          last_error = COALESCE(o.last_error OPERATOR(pg_catalog.||) '; ', '')
                       OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)
                       o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '

@@ -5,6 +5,7 @@
 #include "convert.hpp"
 #include "guard.hpp"
 #include "locks.hpp"
+#include "outbox_notify.hpp"
 #include "spi.hpp"
 
 #include <algorithm>
@@ -78,17 +79,24 @@ UPDATE once.outbox o
 // messages that VACUUM has not removed yet are not walked again. (Were the released message
 // not the head -- messages written by 0.1 -- a promoted message could stand behind another
 // that does not wait: the claim's key_seq check still holds it back.)
+// Returns how many of those next messages are due now, waiting or not: each became claimable
+// with this commit (one that did not wait was held back by the claim's key_seq check).
 SavedPlan promote_plan(R"(
-UPDATE once.outbox o
-   SET pos = once._outbox_position(GREATEST(o.visible_at, pg_catalog.clock_timestamp()))
- WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(
-         SELECT (SELECT f.ctid FROM once.outbox f
-                  WHERE f.key OPERATOR(pg_catalog.=) r.key AND f.key IS NOT NULL
-                    AND f.key_seq OPERATOR(pg_catalog.>) r.seq
-                  ORDER BY f.key_seq LIMIT 1)
-           FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.uuid[]))
-                AS r(key, seq)))
-   AND o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid)",
+WITH next AS (
+  SELECT (SELECT f.ctid FROM once.outbox f
+           WHERE f.key OPERATOR(pg_catalog.=) r.key AND f.key IS NOT NULL
+             AND f.key_seq OPERATOR(pg_catalog.>) r.seq
+           ORDER BY f.key_seq LIMIT 1) AS tid
+    FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.uuid[]))
+         AS r(key, seq)),
+promoted AS (
+  UPDATE once.outbox o
+     SET pos = once._outbox_position(GREATEST(o.visible_at, pg_catalog.clock_timestamp()))
+   WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT n.tid FROM next n))
+     AND o.pos OPERATOR(pg_catalog.=) )" ONCE_SQL_WAITING_POSITION R"()
+SELECT pg_catalog.count(*)::pg_catalog.int4 FROM once.outbox o
+ WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT n.tid FROM next n))
+   AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.now())",
                          {TEXTARRAYOID, UUIDARRAYOID});
 
 // The greatest key_seq of `key` committed by other transactions, as of now: a fresh snapshot
@@ -181,10 +189,15 @@ void settle_key_order() {
             seqs.push_back(r.seq);
         }
         Datum values[] = {PointerGetDatum(text_array(keys)), PointerGetDatum(uuid_array(seqs))};
+        Datum due = 0;
         {
             AsExtensionOwner owner;
-            promote_plan.execute(latest, false, values, nullptr);
+            if (promote_plan.execute(latest, false, values, nullptr) == 1) spi_value(0, 1, &due);
         }
+        // Messages became claimable: wake the relays as a send's commit does (the notifier's
+        // callback runs after this one at commit: module.cpp). Without it a relay serving only
+        // their topic waited for its poll interval.
+        if (DatumGetInt32(due) > 0) outbox_mark_sent();
         pg_call([&] { UnregisterSnapshot(latest); });
     }
 }

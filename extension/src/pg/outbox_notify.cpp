@@ -1,6 +1,7 @@
 #include "outbox_notify.hpp"
 
 #include "guard.hpp"
+#include "settings.hpp"
 
 extern "C" {
 #include "commands/async.h"
@@ -44,7 +45,6 @@ struct Shared {
 
 Shared* shared = nullptr;
 bool preloaded = false;
-int notify_interval_ms = 1;
 shmem_request_hook_type previous_request_hook = nullptr;
 shmem_startup_hook_type previous_startup_hook = nullptr;
 
@@ -214,12 +214,6 @@ void outbox_mark_sent() {
 }
 
 void outbox_init() {
-    outbox_define_gucs();
-    DefineCustomIntVariable(
-        "once.notify_interval", "Shortest time between two relay wake-ups (NOTIFY once_outbox).",
-        "The first commit after a quiet spell wakes relays at once; commits within this window after a wake-up "
-        "are coalesced into one at its end. Only with shared_preload_libraries.",
-        &notify_interval_ms, 1, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     RegisterXactCallback(xact_callback, nullptr);
     RegisterSubXactCallback(subxact_callback, nullptr);
     if (process_shared_preload_libraries_in_progress) {

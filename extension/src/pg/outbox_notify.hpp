@@ -17,14 +17,11 @@ namespace once::pg {
 
 constexpr const char* kOutboxChannel = kOutboxWakeChannel;
 
-// Called from _PG_init: GUCs, transaction callback, shared memory hooks.
+// Called from _PG_init: transaction callback, shared memory hooks.
 void outbox_init();
 // The current transaction wrote a message: make sure relays get woken after it commits.
 void outbox_mark_sent();
 bool outbox_notifier_preloaded();
-
-// Defined in outbox_send.cpp.
-void outbox_define_gucs();
 
 }  // namespace once::pg
 

@@ -5,6 +5,7 @@
 #include "../core/topic.hpp"
 #include "outbox_args.hpp"
 #include "outbox_key_order.hpp"
+#include "publish_grants.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
@@ -22,7 +23,6 @@ extern "C" {
 
 namespace once::pg {
 
-int max_payload_bytes = 1024 * 1024;
 
 namespace {
 
@@ -61,7 +61,7 @@ SavedPlan insert_many_plan(
 // is claimed at once, and waiting would cost a promotion where a claim skips it once or twice.
 // One probe of outbox_key.
 SavedPlan key_held_plan(
-    "SELECT 1 WHERE (SELECT o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid"
+    "SELECT 1 WHERE (SELECT o.pos OPERATOR(pg_catalog.=) " ONCE_SQL_WAITING_POSITION
     "                       OR o.visible_at OPERATOR(pg_catalog.>) pg_catalog.now()"
     "                  FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL"
     "                 ORDER BY o.key_seq DESC LIMIT 1)",
@@ -71,7 +71,7 @@ SavedPlan key_held_plan(
 SavedPlan keys_held_plan(R"(
 SELECT d.key FROM (SELECT DISTINCT k.key FROM pg_catalog.unnest($1::pg_catalog.text[]) AS k(key)
                     WHERE k.key IS NOT NULL) d
- WHERE (SELECT o.pos OPERATOR(pg_catalog.=) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid
+ WHERE (SELECT o.pos OPERATOR(pg_catalog.=) )" ONCE_SQL_WAITING_POSITION R"(
                OR o.visible_at OPERATOR(pg_catalog.>) pg_catalog.now()
           FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) d.key AND o.key IS NOT NULL
          ORDER BY o.key_seq DESC LIMIT 1))",
@@ -79,12 +79,6 @@ SELECT d.key FROM (SELECT DISTINCT k.key FROM pg_catalog.unnest($1::pg_catalog.t
 
 }  // namespace
 
-void outbox_define_gucs() {
-    DefineCustomIntVariable(
-        "once.max_payload_bytes", "Largest outbox payload (jsonb bytes) once.send accepts.",
-        "Larger payloads are refused with SQLSTATE ON202.", &max_payload_bytes, 1024 * 1024, 16,
-        256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
-}
 
 }  // namespace once::pg
 
@@ -117,6 +111,7 @@ ONCE_SQL_FUNCTION(once_send) {
     const bool explicit_id = !PG_ARGISNULL(5);
 
     SpiSession spi;
+    check_may_publish(text_view(topic));
     // The transaction gets its xid before the id is generated: a claim's low watermark never
     // passes an id that may still be committed (see claim_low_watermark).
     pg_call([] { (void)GetCurrentTransactionId(); });
@@ -213,6 +208,7 @@ ONCE_SQL_FUNCTION(once_send_many) {
     std::vector<bool> seq_nulls(n, true);
     {
         SpiSession spi;
+        check_may_publish(text_view(topic));
         pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
         // Provisional key_seq = the id (strictly increasing: array order); the pre-commit step
         // orders them after other producers' commits (outbox_key_order.hpp).

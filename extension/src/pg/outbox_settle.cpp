@@ -72,7 +72,7 @@ UPDATE once.outbox SET relay = NULL, last_error = $2, visible_at = $3, pos = $4
 
 SavedPlan nack_dead_plan(R"(
 UPDATE once.outbox SET relay = NULL, last_error = $2, dead_at = pg_catalog.now(),
-       visible_at = 'infinity', pos = '00000000-0000-0000-0000-000000000000'
+       visible_at = 'infinity', pos = )" ONCE_SQL_DEAD_POSITION R"(
  WHERE id OPERATOR(pg_catalog.=) $1)",
                          {UUIDOID, TEXTOID});
 
@@ -84,7 +84,7 @@ WITH h AS (DELETE FROM once.outbox_delivered d
 INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
                          topic, key, payload, headers, last_error)
 VALUES ($1, $10, COALESCE($3, 'infinity'), $11, NULL,
-        COALESCE($4, '00000000-0000-0000-0000-000000000000'), $9, $5, $6, $7, $8, $12, $2))",
+        COALESCE($4, )" ONCE_SQL_DEAD_POSITION R"(), $9, $5, $6, $7, $8, $12, $2))",
                         {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, JSONBOID,
                          TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID, JSONBOID});
 
@@ -93,13 +93,13 @@ VALUES ($1, $10, COALESCE($3, 'infinity'), $11, NULL,
 // of being read by every claim for as long as it is held (outbox_key_order.hpp). Once per
 // hold: nothing is written when the first one behind it waits already.
 SavedPlan hold_key_plan(R"(
-UPDATE once.outbox o SET pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff'
- WHERE (SELECT f.pos IS NULL OR f.pos OPERATOR(pg_catalog.<>) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid
+UPDATE once.outbox o SET pos = )" ONCE_SQL_WAITING_POSITION R"(
+ WHERE (SELECT f.pos IS NULL OR f.pos OPERATOR(pg_catalog.<>) )" ONCE_SQL_WAITING_POSITION R"(
           FROM once.outbox f
          WHERE f.key OPERATOR(pg_catalog.=) $1 AND f.key IS NOT NULL AND f.key_seq OPERATOR(pg_catalog.>) $2
          ORDER BY f.key_seq LIMIT 1)
    AND o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL AND o.key_seq OPERATOR(pg_catalog.>) $2
-   AND (o.pos IS NULL OR o.pos OPERATOR(pg_catalog.<>) 'ffffffff-ffff-ffff-ffff-ffffffffffff'::pg_catalog.uuid))",
+   AND (o.pos IS NULL OR o.pos OPERATOR(pg_catalog.<>) )" ONCE_SQL_WAITING_POSITION R"())",
                         {TEXTOID, UUIDOID});
 
 void hold_key(Datum key, Datum key_seq) {

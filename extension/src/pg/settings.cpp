@@ -1,3 +1,5 @@
+// Every once.* setting (GUC) is defined here, in settings_init(), the first thing _PG_init does.
+//
 // once.saga_retention as a registered setting (issue 11, finding 8). In 0.1 it was a bare
 // placeholder read with current_setting(): any role, a relay included, could
 // SET once.saga_retention = '-100 years' and have once.purge() delete sagas that had just
@@ -31,7 +33,19 @@ int max_key_ttl_minutes = kDefaultMaxKeyTtlMinutes;
 
 }  // namespace
 
+int max_payload_bytes = 1024 * 1024;
+int notify_interval_ms = 1;
+
 void settings_init() {
+    DefineCustomIntVariable(
+        "once.max_payload_bytes", "Largest outbox payload (jsonb bytes) once.send accepts.",
+        "Larger payloads are refused with SQLSTATE ON202.", &max_payload_bytes, 1024 * 1024, 16,
+        256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "once.notify_interval", "Shortest time between two relay wake-ups (NOTIFY once_outbox).",
+        "The first commit after a quiet spell wakes relays at once; commits within this window after a wake-up "
+        "are coalesced into one at its end. Only with shared_preload_libraries.",
+        &notify_interval_ms, 1, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "once.saga_retention", "How long once.purge() keeps finished sagas and their history.",
         "Completed and compensated sagas older than this are purged. At least one minute.",

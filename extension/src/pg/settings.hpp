@@ -1,12 +1,17 @@
-// pg_once's settings that are not the outbox's (those live in outbox_send.cpp / outbox_notify.cpp).
+// pg_once's settings (GUCs once.*): all defined in settings.cpp.
 #pragma once
 
 #include "postgres_headers.hpp"
 
 namespace once::pg {
 
-// Called from _PG_init: registers once.saga_retention and once.max_key_ttl.
+// Called first from _PG_init: registers every once.* setting.
 void settings_init();
+
+// once.max_payload_bytes: the largest payload (with its headers) once.send accepts.
+extern int max_payload_bytes;
+// once.notify_interval: the notifier's shortest time between two NOTIFYs, in milliseconds.
+extern int notify_interval_ms;
 
 // once.max_key_ttl in milliseconds: the longest ttl an idempotency key may be stored with.
 int64 max_key_ttl_ms();

@@ -1,9 +1,10 @@
 // Batch: the per-message state of one claimed batch, driven against a fake sink that answers
 // when and in whatever order the test says.
 #include "batch.hpp"
-#include "locked_tx.hpp"
+#include "outbox/locked_tx.hpp"
 #include "sinks/sink.hpp"
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
+#include "test_fakes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,49 +13,10 @@
 
 using namespace once::relay;
 using State = Batch::State;
+using once::relay::testing::FakeSink;
+using once::relay::testing::msg;
 
 namespace {
-
-class FakeSink final : public Sink {
-public:
-    const char* kind() const override { return "fake"; }
-    std::string describe() const override { return "fake:"; }
-    void open() override {}
-    bool ready() override { return true; }
-    void submit(uint64_t token, const Message& m) override {
-        submitted.push_back(m.id);
-        open_[m.id] = token;
-    }
-    void poll_fds(std::vector<pollfd>&) override {}
-    void process(const pollfd*, size_t, std::vector<Outcome>&) override {}
-    size_t in_flight() const override { return open_.size(); }
-    void abandon(std::vector<Outcome>& out) override {
-        for (auto& [id, token] : open_) out.push_back(Outcome{token, Verdict::retry, "abandoned", std::nullopt});
-        open_.clear();
-    }
-    // The sink's answer for message `id`.
-    Outcome answer(const std::string& id, Verdict v = Verdict::delivered, std::string error = "",
-                   std::optional<Millis> retry_after = std::nullopt) {
-        auto it = open_.find(id);
-        EXPECT_NE(it, open_.end()) << id << " is not in flight";
-        Outcome o{it->second, v, std::move(error), retry_after};
-        open_.erase(it);
-        return o;
-    }
-    std::vector<std::string> submitted;
-
-private:
-    std::map<std::string, uint64_t> open_;
-};
-
-Message msg(const std::string& id, const char* key = nullptr) {
-    Message m;
-    m.id = id;
-    m.topic = "t";
-    m.payload = "{}";
-    if (key) { m.key = key; m.has_key = true; }
-    return m;
-}
 
 const Batch::Clock::time_point t0{};
 

@@ -1,4 +1,5 @@
 #include "options.hpp"
+#include "sinks/sink.hpp"
 
 #include <gtest/gtest.h>
 
@@ -150,12 +151,18 @@ TEST(Options, ClaimMode) {
               std::string::npos);
     TempFile f("db = x\nsink = stdout:\nclaim-mode = locked\n");
     EXPECT_EQ(parse({"--config", f.path}).claim_mode, "locked");
-    // auto: locked for the sinks that answer fast, leased for http (answers as slow as a lease)
-    for (const char* kind : {"nats", "postgresql", "stdout"})
-        EXPECT_EQ(resolve_claim_mode("auto", kind), ClaimMode::locked) << kind;
-    EXPECT_EQ(resolve_claim_mode("auto", "http"), ClaimMode::leased);
-    EXPECT_EQ(resolve_claim_mode("locked", "http"), ClaimMode::locked);
-    EXPECT_EQ(resolve_claim_mode("leased", "nats"), ClaimMode::leased);
+    // auto: what the sink asks for: locked for the sinks that answer fast, leased for http(s)
+    // (answers as slow as a lease). The sink declares it; nothing matches its URI's text.
+    for (const char* uri : {"nats://127.0.0.1:4222?stream=S", "postgresql://u@/db", "stdout:"}) {
+        Options o = parse({"--db", "x", "--sink", uri});
+        EXPECT_EQ(resolve_claim_mode(o.claim_mode, make_sink(o)->preferred_claim_mode()), ClaimMode::locked) << uri;
+    }
+    for (const char* uri : {"http://127.0.0.1:9/hook", "https://example.com/hook"}) {
+        Options o = parse({"--db", "x", "--sink", uri});
+        EXPECT_EQ(resolve_claim_mode(o.claim_mode, make_sink(o)->preferred_claim_mode()), ClaimMode::leased) << uri;
+    }
+    EXPECT_EQ(resolve_claim_mode("locked", ClaimMode::leased), ClaimMode::locked);
+    EXPECT_EQ(resolve_claim_mode("leased", ClaimMode::locked), ClaimMode::leased);
     // the connections are set up once: a reload keeps the running mode
     Options running = parse({"--db", "x", "--sink", "stdout:"});
     Options fresh = parse({"--db", "x", "--sink", "stdout:", "--claim-mode", "leased"});

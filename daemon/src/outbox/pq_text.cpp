@@ -1,4 +1,4 @@
-#include "pq_text.hpp"
+#include "outbox/pq_text.hpp"
 
 #include <cstring>
 

@@ -1,7 +1,9 @@
-#include "source_db.hpp"
+#include "outbox/source_db.hpp"
 
-#include "pq_connect.hpp"
-#include "pq_text.hpp"
+#include "outbox/claimed_rows.hpp"
+#include "outbox/statements.hpp"
+#include "outbox/pq_connect.hpp"
+#include "outbox/pq_text.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
@@ -19,7 +21,6 @@ struct SourceDb::Result {
 
 namespace {
 
-constexpr const char* kMaintenanceLockKey = "7235937134113046529";   // "once-relay maintenance"
 
 }  // namespace
 
@@ -85,20 +86,12 @@ void SourceDb::connect() {
         throw std::runtime_error("the database (" + redacted_ + ") has no once.claim(text,integer,interval,text[]): "
                                  "run CREATE EXTENSION pg_once there and grant once_relay to the relay's user");
     }
-    struct Prep { const char* name; const char* sql; int n; };
-    const Prep preps[] = {
-        {"once_claim", "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
-                       "FROM once.claim($1, $2::integer, $3::interval, $4::text[])", 4},
-        {"once_ack", "SELECT once.ack($1, $2::uuid[])", 2},
-        {"once_nack", "SELECT once.nack($1, $2::uuid, $3, $4::interval)", 4},
-        {"once_extend", "SELECT once.extend($1, $2::uuid[], $3::interval)", 3},
-        {"once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3},
-        {"once_purge", "SELECT once.purge()", 0},
-        {"once_saga_tick", "SELECT once.saga_tick()", 0},
-    };
-    for (const auto& p : preps) {
+    for (OutboxStatement which : {OutboxStatement::claim_leased, OutboxStatement::ack, OutboxStatement::nack,
+                                  OutboxStatement::extend, OutboxStatement::dead, OutboxStatement::purge,
+                                  OutboxStatement::saga_tick}) {
+        const PreparedStatement& p = outbox_statement(which);
         Result pr;
-        pr.r.reset(PQprepare(conn_, p.name, p.sql, p.n, nullptr));
+        pr.r.reset(PQprepare(conn_, p.name, p.sql.c_str(), p.params, nullptr));
         if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK)
             raise(std::string("cannot prepare ") + p.name, PQresultErrorMessage(pr.get()));
     }
@@ -155,29 +148,14 @@ SourceDb::Result SourceDb::exec(const char* name, bool prepared, const std::vect
 std::vector<Message> SourceDb::claim(int batch, Millis lease, const std::vector<std::string>& topics) {
     std::string b = std::to_string(batch), l = pg_interval(lease);
     std::string t = array_literal(topics);
-    Result r = exec("once_claim", true, {name_.c_str(), b.c_str(), l.c_str(), topics.empty() ? nullptr : t.c_str()});
-    std::vector<Message> out;
-    int n = PQntuples(r.get());
-    out.reserve(n);
-    for (int i = 0; i < n; ++i) {
-        Message m;
-        m.id = PQgetvalue(r.get(), i, 0);
-        m.topic = PQgetvalue(r.get(), i, 1);
-        m.has_key = !PQgetisnull(r.get(), i, 2);
-        if (m.has_key) m.key = PQgetvalue(r.get(), i, 2);
-        m.payload = PQgetvalue(r.get(), i, 3);
-        if (!PQgetisnull(r.get(), i, 4)) m.headers = PQgetvalue(r.get(), i, 4);
-        m.attempt = std::atoi(PQgetvalue(r.get(), i, 5));
-        m.created_at = PQgetvalue(r.get(), i, 6);
-        out.push_back(std::move(m));
-    }
-    return out;
+    Result r = exec(outbox_statement(OutboxStatement::claim_leased).name, true, {name_.c_str(), b.c_str(), l.c_str(), topics.empty() ? nullptr : t.c_str()});
+    return decode_claimed_rows(r.get());
 }
 
 int64_t SourceDb::ack(const std::vector<std::string>& ids) {
     if (ids.empty()) return 0;
     std::string a = array_literal(ids);
-    Result r = exec("once_ack", true, {name_.c_str(), a.c_str()});
+    Result r = exec(outbox_statement(OutboxStatement::ack).name, true, {name_.c_str(), a.c_str()});
     if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) {
         const char* v = PQgetvalue(r.get(), 0, 0);
         if (*v >= '0' && *v <= '9') return std::atoll(v);
@@ -187,34 +165,35 @@ int64_t SourceDb::ack(const std::vector<std::string>& ids) {
 
 std::string SourceDb::nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after) {
     std::string ra = retry_after ? pg_interval(*retry_after) : std::string();
-    Result r = exec("once_nack", true, {name_.c_str(), id.c_str(), error.c_str(), retry_after ? ra.c_str() : nullptr});
+    Result r = exec(outbox_statement(OutboxStatement::nack).name, true, {name_.c_str(), id.c_str(), error.c_str(), retry_after ? ra.c_str() : nullptr});
     if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) return PQgetvalue(r.get(), 0, 0);
     return "retry";
 }
 
 void SourceDb::dead(const std::string& id, const std::string& error) {
-    exec("once_dead", true, {name_.c_str(), id.c_str(), error.c_str()});
+    exec(outbox_statement(OutboxStatement::dead).name, true, {name_.c_str(), id.c_str(), error.c_str()});
 }
 
 void SourceDb::extend(const std::vector<std::string>& ids, Millis lease) {
     if (ids.empty()) return;
     std::string a = array_literal(ids), l = pg_interval(lease);
-    exec("once_extend", true, {name_.c_str(), a.c_str(), l.c_str()});
+    exec(outbox_statement(OutboxStatement::extend).name, true, {name_.c_str(), a.c_str(), l.c_str()});
 }
 
 bool SourceDb::try_maintenance_lock() {
     if (holds_lock_) return true;
-    Result r = exec("SELECT pg_catalog.pg_try_advisory_lock($1::bigint)", false, {kMaintenanceLockKey});
+    // pg_once's own session lock: SQL's advisory lock functions cannot take it first.
+    Result r = exec("SELECT once.relay_maintenance_lock()", false, {});
     holds_lock_ = PQgetvalue(r.get(), 0, 0)[0] == 't';
     return holds_lock_;
 }
 
 int64_t SourceDb::purge() {
-    Result r = exec("once_purge", true, {});
+    Result r = exec(outbox_statement(OutboxStatement::purge).name, true, {});
     if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) return std::atoll(PQgetvalue(r.get(), 0, 0));
     return 0;
 }
 
-void SourceDb::saga_tick() { exec("once_saga_tick", true, {}); }
+void SourceDb::saga_tick() { exec(outbox_statement(OutboxStatement::saga_tick).name, true, {}); }
 
 }  // namespace once::relay

@@ -1,4 +1,4 @@
-#include "pq_connect.hpp"
+#include "outbox/pq_connect.hpp"
 
 #include <algorithm>
 

@@ -1,8 +1,10 @@
-#include "locked_tx.hpp"
+#include "outbox/locked_tx.hpp"
 
-#include "source_db.hpp"
-#include "pq_connect.hpp"
-#include "pq_text.hpp"
+#include "outbox/source_db.hpp"
+#include "outbox/claimed_rows.hpp"
+#include "outbox/statements.hpp"
+#include "outbox/pq_connect.hpp"
+#include "outbox/pq_text.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
@@ -114,9 +116,10 @@ struct PgLockedTx::Answer {
     std::string sqlstate;
 };
 
-PgLockedTx::PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit)
+PgLockedTx::PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit,
+                       std::vector<std::string> session_settings)
     : conninfo_(std::move(conninfo)), name_(std::move(relay_name)), connect_timeout_(connect_timeout),
-      synchronous_commit_(std::move(synchronous_commit)) {}
+      synchronous_commit_(std::move(synchronous_commit)), session_settings_(std::move(session_settings)) {}
 
 PgLockedTx::~PgLockedTx() { disconnect(); }
 
@@ -158,12 +161,17 @@ void PgLockedTx::open_connection() {
     std::string set = "SET synchronous_commit = " + synchronous_commit_;   // validated option value
     PgResult r(PQexec(conn_, set.c_str()), PQclear);
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) lost(set);
+    for (const std::string& setting : session_settings_) {
+        PgResult sr(PQexec(conn_, setting.c_str()), PQclear);
+        if (PQresultStatus(sr.get()) != PGRES_COMMAND_OK) lost(setting);
+    }
 }
 
-void PgLockedTx::prepare(const char* name, const char* sql, int params) {
-    PgResult r(PQprepare(conn_, name, sql, params, nullptr), PQclear);
+void PgLockedTx::prepare(OutboxStatement which) {
+    const PreparedStatement& st = outbox_statement(which);
+    PgResult r(PQprepare(conn_, st.name, st.sql.c_str(), st.params, nullptr), PQclear);
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-        std::string e = std::string("cannot prepare ") + name + ": " + one_line(PQresultErrorMessage(r.get()));
+        std::string e = std::string("cannot prepare ") + st.name + ": " + one_line(PQresultErrorMessage(r.get()));
         disconnect();
         throw DbLost(e);
     }
@@ -178,28 +186,22 @@ bool PgLockedTx::connect() {
         disconnect();
         return false;
     }
-    prepare("once_claim_locked",
-            "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
-            "FROM once.claim_locked($1, $2::integer, $3::text[])", 3);
-    prepare("once_ack", "SELECT once.ack($1, $2::uuid[])", 2);
-    prepare("once_nack", "SELECT once.nack($1, $2::uuid, $3, $4::interval)", 4);
-    prepare("once_dead", "SELECT once.dead($1, $2::uuid, $3)", 3);
+    for (OutboxStatement s : {OutboxStatement::claim_locked, OutboxStatement::ack, OutboxStatement::nack, OutboxStatement::dead})
+        prepare(s);
     if (PQenterPipelineMode(conn_) != 1) lost("cannot enter pipeline mode");
     return true;
 }
 
 void PgLockedTx::connect_for_leased_claims() {
     open_connection();
-    prepare("once_claim",
-            "SELECT id::text, topic, key, payload::text, headers::text, attempt, created_at::text "
-            "FROM once.claim($1, $2::integer, $3::interval, $4::text[])", 4);
+    prepare(OutboxStatement::claim_leased);
     if (PQenterPipelineMode(conn_) != 1) lost("cannot enter pipeline mode");
 }
 
 void PgLockedTx::start_leased_claim(int batch, Millis lease, const std::vector<std::string>& topics) {
     std::optional<std::string> t;
     if (!topics.empty()) t = array_literal(topics);
-    start_async({{"once_claim", true, {name_, std::to_string(batch), pg_interval(lease), t}}});
+    start_async({{outbox_statement(OutboxStatement::claim_leased).name, true, {name_, std::to_string(batch), pg_interval(lease), t}}});
     leased_claim_ = true;
 }
 
@@ -317,7 +319,7 @@ std::vector<Message> PgLockedTx::claim(int batch, const std::vector<std::string>
 void PgLockedTx::start_claim(int batch, const std::vector<std::string>& topics) {
     std::optional<std::string> t;
     if (!topics.empty()) t = array_literal(topics);
-    start_async({{"BEGIN", false, {}}, {"once_claim_locked", true, {name_, std::to_string(batch), t}}});
+    start_async({{"BEGIN", false, {}}, {outbox_statement(OutboxStatement::claim_locked).name, true, {name_, std::to_string(batch), t}}});
     leased_claim_ = false;
 }
 
@@ -335,21 +337,12 @@ std::vector<Message> PgLockedTx::finish_claim() {
             throw std::runtime_error("once.claim_locked: " + (a[0].ok ? a[1].error : a[0].error));
         }
     }
-    PGresult* r = a.back().r.get();
-    int n = PQntuples(r);
     std::vector<Message> out;
-    out.reserve(n);
-    for (int i = 0; i < n; ++i) {
-        Message m;
-        m.id = PQgetvalue(r, i, 0);
-        m.topic = PQgetvalue(r, i, 1);
-        m.has_key = !PQgetisnull(r, i, 2);
-        if (m.has_key) m.key = PQgetvalue(r, i, 2);
-        m.payload = PQgetvalue(r, i, 3);
-        if (!PQgetisnull(r, i, 4)) m.headers = PQgetvalue(r, i, 4);
-        m.attempt = std::atoi(PQgetvalue(r, i, 5));
-        m.created_at = PQgetvalue(r, i, 6);
-        out.push_back(std::move(m));
+    try {
+        out = decode_claimed_rows(a.back().r.get());
+    } catch (...) {
+        if (!leased_claim_) rollback();   // nothing decoded, nothing may stay held
+        throw;
     }
     if (out.empty() && !leased_claim_) {
         // Nothing held: end the transaction without waiting for the answer (it is read with the
@@ -369,13 +362,13 @@ SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
 
 void PgLockedTx::start_settle(const Batch::Settlement& s) {
     std::vector<Cmd> cmds;
-    if (!s.acks.empty()) cmds.push_back({"once_ack", true, {name_, array_literal(s.acks)}});
+    if (!s.acks.empty()) cmds.push_back({outbox_statement(OutboxStatement::ack).name, true, {name_, array_literal(s.acks)}});
     for (const Batch::Entry* e : s.nacks) {
         std::optional<std::string> ra;
         if (e->retry_after) ra = pg_interval(*e->retry_after);
-        cmds.push_back({"once_nack", true, {name_, e->msg.id, valid_utf8(e->error), ra}});
+        cmds.push_back({outbox_statement(OutboxStatement::nack).name, true, {name_, e->msg.id, valid_utf8(e->error), ra}});
     }
-    for (const Batch::Entry* e : s.deads) cmds.push_back({"once_dead", true, {name_, e->msg.id, valid_utf8(e->error)}});
+    for (const Batch::Entry* e : s.deads) cmds.push_back({outbox_statement(OutboxStatement::dead).name, true, {name_, e->msg.id, valid_utf8(e->error)}});
     cmds.push_back({"COMMIT", false, {}});
     settle_stmts_.clear();
     for (const Cmd& c : cmds) settle_stmts_.emplace_back(c.stmt);

@@ -3,6 +3,7 @@
 // synchronous; waiting for a wake-up is done by the relay's poll() loop on socket().
 #pragma once
 
+#include "outbox/outbox_session.hpp"
 #include "duration.hpp"
 #include "message.hpp"
 
@@ -27,40 +28,40 @@ public:
 // The channel once.send's wake-ups arrive on (the outbox's coalescing notifier).
 constexpr const char* kWakeChannel = once::kOutboxWakeChannel;  // core/names.hpp
 
-class SourceDb {
+class SourceDb final : public OutboxSession {
 public:
     SourceDb(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit = "off");
-    ~SourceDb();
+    ~SourceDb() override;
     SourceDb(const SourceDb&) = delete;
     SourceDb& operator=(const SourceDb&) = delete;
 
     // Connects (any host of a multi-host conninfo; target_session_attrs is the user's
     // choice), checks pg_once is installed, LISTENs. Throws DbLost (retry later) or
     // std::runtime_error (configuration problem, e.g. the extension is missing).
-    void connect();
-    void disconnect();
-    bool connected() const;
-    int socket() const;
-    std::string server() const;   // host:port we are connected to, for logs
-    const std::string& redacted_conninfo() const { return redacted_; }
+    void connect() override;
+    void disconnect() override;
+    bool connected() const override;
+    int socket() const override;
+    std::string server() const override;   // host:port we are connected to, for logs
+    const std::string& redacted_conninfo() const override { return redacted_; }
 
     // Reads pending input; true when at least one wake-up notification arrived.
-    bool consume_wakeups();
+    bool consume_wakeups() override;
 
-    std::vector<Message> claim(int batch, Millis lease, const std::vector<std::string>& topics);
+    std::vector<Message> claim(int batch, Millis lease, const std::vector<std::string>& topics) override;
     // Returns how many the outbox accepted (a lease taken over by another relay is refused).
-    int64_t ack(const std::vector<std::string>& ids);
+    int64_t ack(const std::vector<std::string>& ids) override;
     // Returns the outbox's verdict: "retry", "dead" (attempts exhausted) or "stale".
-    std::string nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after);
+    std::string nack(const std::string& id, const std::string& error, std::optional<Millis> retry_after) override;
     // Permanent failure: dead-letter at once (once.dead).
-    void dead(const std::string& id, const std::string& error);
-    void extend(const std::vector<std::string>& ids, Millis lease);
+    void dead(const std::string& id, const std::string& error) override;
+    void extend(const std::vector<std::string>& ids, Millis lease) override;
 
     // Maintenance under a session advisory lock: true if this relay holds it.
-    bool try_maintenance_lock();
+    bool try_maintenance_lock() override;
     // once.purge(): returns the rows removed. once.saga_tick(): fires due saga timers.
-    int64_t purge();
-    void saga_tick();
+    int64_t purge() override;
+    void saga_tick() override;
 
     // Validates a conninfo without connecting; throws std::runtime_error with libpq's reason.
     static void check_conninfo(const std::string& conninfo);

@@ -20,6 +20,7 @@
 #include "batch.hpp"
 #include "duration.hpp"
 #include "message.hpp"
+#include "outbox/statements.hpp"
 
 #include <exception>
 #include <optional>
@@ -48,6 +49,9 @@ struct SettleReport {
 class LockedTx {
 public:
     virtual ~LockedTx() = default;
+    // Connects. Returns false when the database has no once.claim_locked (pg_once SQL before
+    // 0.2): the relay then leases. Throws DbLost. (Fakes are connected from the start.)
+    virtual bool connect() { return true; }
     // BEGIN + once.claim_locked. An empty claim ends the transaction; a non-empty one stays
     // open until settle_and_commit() or rollback(). Throws DbLost (connection gone) or
     // std::runtime_error (the server refused; nothing is held).
@@ -116,14 +120,17 @@ std::string valid_utf8(const std::string& text);
 // batch.
 class PgLockedTx final : public LockedTx {
 public:
-    PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit);
+    // `session_settings`: SET statements run on every (re)connect, after synchronous_commit
+    // (outbox/locked_hold_bound.hpp: the bound on how long a frozen relay holds a batch).
+    PgLockedTx(std::string conninfo, std::string relay_name, Millis connect_timeout, std::string synchronous_commit,
+               std::vector<std::string> session_settings = {});
     ~PgLockedTx() override;
     PgLockedTx(const PgLockedTx&) = delete;
     PgLockedTx& operator=(const PgLockedTx&) = delete;
 
     // Connects and prepares. Returns false when the database has no once.claim_locked (pg_once
     // SQL before 0.2): the caller falls back to the leased mode. Throws DbLost.
-    bool connect();
+    bool connect() override;
     // For leased claims only: prepares once.claim (every pg_once version has it). Throws DbLost.
     void connect_for_leased_claims();
     void start_leased_claim(int batch, Millis lease, const std::vector<std::string>& topics);
@@ -154,12 +161,13 @@ private:
     void read_pending();
     [[noreturn]] void lost(const std::string& what);
     void open_connection();                 // connect, refuse a standby, set synchronous_commit
-    void prepare(const char* name, const char* sql, int params);
+    void prepare(OutboxStatement which);
 
     std::string conninfo_;
     std::string name_;
     Millis connect_timeout_;
     std::string synchronous_commit_;
+    std::vector<std::string> session_settings_;
     PGconn* conn_ = nullptr;
     int pending_syncs_ = 0;   // flights sent whose answers are not read yet (a ROLLBACK)
     // The flight sent without waiting (a claim, or a settlement), until its answers are taken.

@@ -1,0 +1,88 @@
+// One interface for every way the relay takes messages from the outbox: locked lanes
+// (claim/locked_lanes.hpp), leased claims (claim/leased_claims.hpp), and later a WAL stream.
+// Batches come in (claims answered), settle outcomes go out (one per batch settled); in
+// between the relay publishes the open batches through the sink.
+//
+// A source keeps its own connections and the state of each open batch; the relay decides when
+// to claim (wake-ups, the poll interval, stopping) and numbers the messages for the sink.
+#pragma once
+
+#include "batch.hpp"
+#include "claim/claim_mode.hpp"
+#include "duration.hpp"
+#include "message.hpp"
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+struct pollfd;
+
+namespace once::relay {
+
+struct ClaimRequest {
+    int batch;                          // messages at most
+    Millis lease;                       // leased claims: how long they are held
+    std::vector<std::string> topics;    // topic patterns; empty: all
+    uint64_t claim_wants;               // the relay's wake-up count when the claim is sent
+};
+
+struct ClaimAnswer {
+    size_t lane;                        // where to open its batch (open_batch)
+    std::vector<Message> messages;      // empty: nothing claimable
+    uint64_t claim_wants;               // as in the request it answers
+};
+
+struct SettleOutcome {
+    size_t batch_size = 0;
+    bool given_back = false;            // the settlement failed: the outbox has the batch back
+    bool connection_lost = false;       // given back because the connection broke: reconnect
+    std::string error;                  // given back: why
+};
+
+class ClaimSource {
+public:
+    using Clock = std::chrono::steady_clock;
+    virtual ~ClaimSource() = default;
+    virtual ClaimMode mode() const = 0;
+
+    // Room for a claim now (the relay also waits until every open batch is wholly handed to
+    // the sink).
+    virtual bool may_claim() const = 0;
+    // Sends a claim without waiting. Throws DbLost, or std::runtime_error when refused.
+    virtual void start_claim(const ClaimRequest& request) = 0;
+    // Every claim answer that has arrived. Throws like start_claim.
+    virtual std::vector<ClaimAnswer> collect_claims() = 0;
+    // The relay will not publish an answered claim (it is stopping): true when the source gave
+    // it back untouched; false when the relay must open it, stopped, so it is settled as given
+    // back.
+    virtual bool give_back_unopened(size_t lane) = 0;
+    virtual void open_batch(size_t lane, Batch batch) = 0;
+
+    // While batches publish: whatever keeps their claims valid and bounded (leases extended at
+    // half time; a locked batch handed to the sink no longer than its publish limit).
+    virtual void keep_claims(Clock::time_point now) = 0;
+    // Settles what is finished; `on_settled` once per batch settled or given back (it may
+    // throw: the pass ends there).
+    virtual void settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) = 0;
+
+    // Publish nothing more (SIGTERM, or the database lost with leases still valid): what was
+    // not handed to the sink goes back with the settlement. A source whose batches commit
+    // or roll back whole lets them finish instead.
+    virtual void stop(const std::string& why) = 0;
+    // The drain bound passed (stopping, or the database away): what is still unsettled is
+    // given back now where the source can (returns how many messages); claims still out are
+    // dropped.
+    virtual size_t abandon(const std::string& why) = 0;
+    // The database connection was lost: whatever rides on it is gone. Returns how many claimed
+    // messages the database took back with it.
+    virtual size_t database_lost(const std::string& why) = 0;
+
+    virtual void open_batches(std::vector<Batch*>& out) = 0;
+    virtual size_t open_count() const = 0;          // open batches and claims out
+    virtual bool settlement_due() const = 0;        // something to settle now: do not sleep
+    virtual void poll_fds(std::vector<pollfd>& fds) const = 0;   // answers awaited
+};
+
+}  // namespace once::relay

@@ -1,0 +1,29 @@
+-- Data for tests/integration/sqlsmith.sh, on top of tests/upgrade/write_data.sql (which
+-- leaves some tables empty): every table in schema once gets rows, written through the API.
+-- Inbox sources with their own retention and poison threshold; a poison message.
+SELECT once.inbox_configure('shop', '3 days', 2);
+SELECT once.inbox_failed('shop', 'm-4', 'handler failed');
+SELECT once.inbox_failed('shop', 'm-4', 'handler failed again');
+-- A topic that keeps delivered history, and one of its messages delivered (outbox_delivered).
+SELECT once.topic_policy('stock.changed', 3, '10 ms', '1 minute', '1 day');
+SELECT once.ack('relay-b', array_agg(id)) FROM once.claim('relay-b', 10, '1 hour', ARRAY['stock.changed']);
+SELECT once.send('stock.changed', '{"n": 8}', key => 'sku-1', headers => '{"X-Trace": "t-1"}');
+-- A message retried with a nack (attempts, last error).
+SELECT once.send('mail.digest', '{"n": 9}') \gset retried_
+SELECT count(*) FROM once.claim('relay-a', 10, '1 hour', ARRAY['mail.digest']);
+SELECT once.nack('relay-a', :'retried_send', 'HTTP 503', '1 second');
+-- Sagas: the waiting one gets its first reply (saga_replies), one is compensated after its
+-- first step failed, one compensates after its pivot failed, one is failed (a reply that does
+-- not fit: a person must act) and one is aborted.
+SELECT once.saga_reply('order-77', 'reserve', 'succeeded', '{"reservation": "r-1"}', 'reply-1');
+SELECT once.saga_start('upgrade_order', 'order-78', '{"total": 3}');
+SELECT once.saga_reply('order-78', 'reserve', 'failed', '{"error": "out of stock"}', 'reply-2');
+SELECT once.saga_start('upgrade_order', 'order-79', '{"total": 4}');
+SELECT once.saga_reply('order-79', 'reserve', 'succeeded', NULL, 'reply-3');
+SELECT once.saga_reply('order-79', 'pay', 'failed', '{"error": "card declined"}', 'reply-4');
+SELECT once.saga_start('upgrade_order', 'order-80', '{"total": 5}');
+SELECT once.saga_reply('order-80', 'pay', 'succeeded', NULL, 'reply-5');
+SELECT once.saga_start('upgrade_order', 'order-81', '{"total": 6}');
+SELECT once.saga_abort('order-81', 'customer cancelled');
+-- A publishing grant (once.publish_grants): every producer may publish on every topic.
+SELECT once.grant_publish('once_producer', '>');
