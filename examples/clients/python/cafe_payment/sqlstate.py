@@ -27,6 +27,8 @@ STATUS_BY_SQLSTATE = {
     "ON211": 400,  # invalid ids array
     "ON212": 409,  # explicit message_id already used for another message
     "ON213": 500,  # commit with claim_locked messages left unsettled (rolled back)
+    "ON214": 400,  # a message header the relay may not send (transport or relay name, bad value)
+    "ON215": 403,  # no publishing grant lets this role publish on the topic
     "ON301": 400,  # invalid topic pattern
     "ON302": 400,  # invalid inbox source
     "ON303": 400,  # invalid inbox message id
