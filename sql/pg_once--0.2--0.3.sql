@@ -551,3 +551,87 @@ GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_disca
     once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
     once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text)
     TO once_console_admin, once_admin;
+
+-- ---------------------------------------------------------------------------------------
+-- Inbox handlers and saga local steps run as the role the admin chose for them (run_as) or as
+-- their owner, never with the rights of the role that calls once.deliver / once.saga_tick
+-- (issue 20, finding 8): 0.2 ran them as that caller, so a function's owner could rewrite
+-- the body after the admin set it up and borrow a relay's or consumer's rights. Existing
+-- subscriptions and definitions get run_as NULL: their functions run as their owners.
+ALTER TABLE once.inbox_subscriptions ADD COLUMN run_as regrole;
+ALTER TABLE once.saga_definitions ADD COLUMN run_as regrole;
+
+DROP FUNCTION once.subscribe(text, regprocedure);
+CREATE FUNCTION once.subscribe(topic_pattern text, handler regprocedure, run_as regrole DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'once_subscribe' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.subscribe(text, regprocedure, regrole) IS
+    'Run handler(msg once.inbound), as run_as (NULL: its owner), for every delivered message whose topic matches the pattern; false if already subscribed so';
+
+REVOKE ALL ON FUNCTION once.subscribe(text, regprocedure, regrole) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.subscribe(text, regprocedure, regrole) TO once_admin;
+
+-- The role a local step function runs as (extension/src/pg/run_as.hpp): run_as, or the
+-- function's owner; ON306 when the owner could rewrite the function to act as run_as.
+CREATE FUNCTION once._function_run_as(fn regprocedure, run_as regrole, what text) RETURNS regrole
+    AS 'MODULE_PATHNAME', 'once_function_run_as' LANGUAGE C VOLATILE;
+
+REVOKE ALL ON FUNCTION once._function_run_as(regprocedure, regrole, text) FROM PUBLIC;
+
+DROP FUNCTION once.saga_define(text, jsonb);
+CREATE FUNCTION once.saga_define(name text, definition jsonb, run_as regrole DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    normalized jsonb := once._saga_compile(name, definition);
+    s jsonb;
+    fn text;
+    i integer := 0;
+    latest record;
+BEGIN
+    -- Local functions must exist with the documented signature now, not at 3 a.m.
+    FOR s IN SELECT * FROM jsonb_array_elements(normalized->'steps') LOOP
+        i := i + 1;
+        FOREACH fn IN ARRAY ARRAY[s->'action'->>'function', s->'compensation'->>'function'] LOOP
+            CONTINUE WHEN fn IS NULL;
+            IF to_regprocedure(fn || '(text, jsonb)') IS NULL THEN
+                RAISE EXCEPTION 'invalid saga definition: step % (%): function %(text, jsonb) does not exist',
+                        i, s->>'name', fn
+                    USING ERRCODE = 'ON401',
+                          HINT = 'Create it first: CREATE FUNCTION ' || fn || '(saga_id text, data jsonb) RETURNS jsonb ...';
+            END IF;
+            -- ON306 when its owner could rewrite it to act as run_as (checked again at each run)
+            PERFORM once._function_run_as(to_regprocedure(fn || '(text, jsonb)'), saga_define.run_as,
+                                          'saga step function');
+        END LOOP;
+    END LOOP;
+    PERFORM pg_advisory_xact_lock(1869505381, hashtext('saga_define:' || name));
+    SELECT d.version, d.definition, d.run_as INTO latest
+      FROM once.saga_definitions d WHERE d.name = saga_define.name ORDER BY d.version DESC LIMIT 1;
+    IF FOUND AND latest.definition = normalized
+       AND coalesce(latest.run_as = saga_define.run_as, latest.run_as IS NULL AND saga_define.run_as IS NULL) THEN
+        RETURN latest.version;   -- defining the same thing again is a no-op
+    END IF;
+    INSERT INTO once.saga_definitions (name, version, definition, source, run_as)
+    VALUES (saga_define.name, coalesce(latest.version, 0) + 1, normalized, definition, saga_define.run_as);
+    RETURN coalesce(latest.version, 0) + 1;
+END
+$$;
+COMMENT ON FUNCTION once.saga_define(text, jsonb, regrole) IS
+    'Validate and store a saga definition, its local steps run as run_as (NULL: each function''s owner); returns its version (a new one only when it changed)';
+
+REVOKE ALL ON FUNCTION once.saga_define(text, jsonb, regrole) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb, regrole) TO once_admin;
+
+DROP FUNCTION once._saga_local(text);
+CREATE FUNCTION once._saga_local(p_saga_id text)
+RETURNS TABLE (local jsonb, data jsonb, run_as regrole)
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.machine->'local', s.data, d.run_as
+      FROM once.saga_instances s
+      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
+     WHERE s.saga_id = p_saga_id AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
+$$;
+
+REVOKE ALL ON FUNCTION once._saga_local(text) FROM PUBLIC;

@@ -31,6 +31,7 @@ const STATUS_BY_SQLSTATE = Object.freeze({
   ON303: 400, // invalid inbox message id
   ON304: 400, // invalid handler
   ON305: 500, // a subscribed handler was dropped
+  ON306: 403, // handler or local step owned by a role without its run_as role's rights
   ON401: 400, // invalid saga definition or name
   ON402: 404, // saga or definition not found
   ON403: 422, // reply names a step the saga lacks

@@ -36,6 +36,7 @@ enum class ErrorCode {
     invalid_message_id,    // missing, empty or oversized inbox message id (400)
     invalid_handler,       // inbox handler missing or with the wrong signature (400)
     handler_unavailable,   // a subscribed inbox handler no longer exists (500)
+    untrusted_function,    // a handler / local step owned by a role that could rewrite it to act as its run_as role (403)
     saga_invalid_definition, // saga definition fails validation (400)
     saga_not_found,          // unknown saga id or saga definition name (404)
     saga_unknown_step,       // a step name the saga's definition lacks (422)
