@@ -20,6 +20,9 @@ constexpr int kMaxSendMany = 10000;
 constexpr size_t kMaxRelayBytes = 255;
 
 // A topic's retry policy (once.topic_policy); the defaults apply to topics without a row.
+// They are written here (the claim statement and the give-back decisions use these) and, as
+// column and parameter defaults, in sql/src/20_outbox.sql (once.outbox_topic_policies,
+// once.topic_policy), where SQL needs literals: change both.
 struct RetryPolicy {
     int max_attempts = 25;
     BackoffPolicy backoff{1000, 3600000};  // 1 s first window, 1 h cap
