@@ -4,7 +4,7 @@
 #   taken from the document itself), and systemd reads that drop-in (a broken copy is reported).
 # - With $CREDENTIALS_DIRECTORY as systemd sets it: the database password comes from the pgpass
 #   credential through PGPASSFILE (a role that needs a password; without the credential the
-#   relay cannot log in), and the NATS token from the nats-token credential (a server that
+#   relay cannot log in; a PGPASSFILE that does not exist is ignored), and the NATS token from the nats-token credential (a server that
 #   requires a token; without the credential the relay is refused).
 # - A password or token on the command line is warned about at start, naming the file or the
 #   credential to use, never the secret.
@@ -57,6 +57,10 @@ once_wait_for "nats-server" 20 curl -sf "http://127.0.0.1:$NATS_MON/healthz?js-e
 SINK="nats://127.0.0.1:$NATS_PORT?stream=CRED&subject_prefix=cred.&create_stream=1"
 
 say "without the credentials: no database login, no NATS"
+# PGPASSFILE naming a file that does not exist (the unit's %d/pgpass without that
+# credential) is ignored by libpq: a role that needs no password still logs in.
+out=$(as_relay_user env PGPASSFILE=/nonexistent/pgpass "$RELAY_BIN" --db "$SRC_DB" --sink stdout: --check-config 2>&1) ||
+    fail "a missing PGPASSFILE broke the login: $out"
 out=$(as_relay_user env PGPASSFILE=/nonexistent "$RELAY_BIN" --db "$PW_DB" --sink stdout: --check-config 2>&1) &&
     fail "logged in without a password: $out"
 grep -qi "password" <<<"$out" || fail "unexpected failure: $out"

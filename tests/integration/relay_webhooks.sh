@@ -8,6 +8,7 @@
 #   ($CREDENTIALS_DIRECTORY/webhook-secret): each secret alone verifies every request;
 # - captured requests replayed through the library (lib/webhook_check.js): a tampered body, a
 #   moved timestamp, the request verified 10 minutes late and a wrong secret all fail;
+# - the receiver example of docs/relay.md (run as written) accepts the relay's requests;
 # - a receiver that refuses the signature (401) gets the message dead-lettered, not lost silently;
 # - the secrets never appear in the relay's log.
 set -euo pipefail
@@ -93,6 +94,21 @@ node "$RELAY_LIB/webhook_check.js" "$HTTP_LOG" "$T/new" "$T/wrong" >"$T/check2.t
 [ "$(grep -c ' valid pass$' "$T/check2.txt")" = 3 ] && [ "$(grep -c ' fail: ' "$T/check2.txt")" = 12 ] ||
     fail "rotation replay checks: $(cat "$T/check2.txt")"
 
+say "the receiver example of docs/relay.md"
+awk '/^#### Signed requests/ {s = 1} s && /^```js/ {c = 1; next} c && /^```/ {exit} c {print}' \
+    "$ONCE_SOURCE_DIR/docs/relay.md" >"$T/doc_receiver.js"
+grep -q "wh.verify" "$T/doc_receiver.js" || fail "no receiver example in docs/relay.md"
+DOC_PORT=$(free_port)
+WEBHOOK_SECRET=$(cat "$T/old") PORT=$DOC_PORT NODE_PATH="$NODE_DIR/node_modules" node "$T/doc_receiver.js" >"$T/doc_receiver.log" 2>&1 &
+BG_PIDS+=($!)
+doc_up() { [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$DOC_PORT/")" = 401 ]; }
+once_wait_for "the docs' receiver" 20 doc_up || fail "docs' receiver: $(cat "$T/doc_receiver.log")"
+send3
+start_relay doc --db "$SRC_DB" --sink "http://127.0.0.1:$DOC_PORT/hook" --poll-interval 100ms --webhook-secret-file "$T/old"
+once_wait_for "outbox drained" 30 outbox_empty || fail "outbox: $(psql_src -c "SELECT id, last_error FROM once.outbox")"
+stop_relay doc
+[ "$(psql_src -c "SELECT count(*) FROM once.dead_letters")" = 0 ] || fail "the docs' receiver refused: $(psql_src -c "SELECT last_error FROM once.dead_letters")"
+
 say "a receiver that refuses the signature"
 start_receiver refuse wrong
 psql_src -c "SELECT once.send('wh.refused', '{\"n\": 4}')" >/dev/null
@@ -113,4 +129,5 @@ echo "whsec_dG9vc2hvcnQ=" >"$T/short"; chmod 644 "$T/short"
 out=$(as_relay_user "$RELAY_BIN" --db "$SRC_DB" --sink "$HTTP_URL" --webhook-secret-file "$T/short" --check-config 2>&1) &&
     fail "accepted a short secret"
 grep -q "too short" <<<"$out" && ! grep -q "dG9vc2hvcnQ" <<<"$out" || fail "short secret: $out"
+grep -q "can be read by every user" <<<"$out" || fail "no warning for a world-readable secret file: $out"
 say "relay_webhooks: OK"
