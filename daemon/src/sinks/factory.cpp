@@ -50,10 +50,11 @@ std::vector<WebhookKey> webhook_keys(const Options& o) {
     if (auto cred = credential_path("webhook-secret")) files.push_back(*cred);
     std::vector<WebhookKey> keys;
     for (const auto& f : files) {
+        std::string content = read_secret_file(f, "webhook secret");
         try {
-            for (auto& k : parse_webhook_secret_file(read_secret_file(f, "webhook secret"))) keys.push_back(std::move(k));
-        } catch (const std::exception& e) {
-            throw SinkError(std::string(e.what()) + " (" + f + ")");
+            for (auto& k : parse_webhook_secret_file(content)) keys.push_back(std::move(k));
+        } catch (const std::invalid_argument& e) {
+            throw SinkError(std::string(e.what()) + " (in " + f + ")");
         }
     }
     if (!keys.empty()) spdlog::info("signing requests (Standard Webhooks) with {} secret(s)", keys.size());
