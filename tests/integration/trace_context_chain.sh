@@ -6,8 +6,14 @@
 #   relay "in":  src -> dst inbox (postgresql:// sink); once.deliver runs the handler under TP
 #   dst: the handler calls once.saga_start; the saga keeps TP
 #   relay "out": dst -> NATS; the step command carries TP's trace id with a new span id
+# The command's traceparent is read back with OpenTelemetry's own W3C propagator
+# (@opentelemetry/core, tests/integration/node), not with pg_once's parser.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
+NODE_DIR="$ONCE_SOURCE_DIR/tests/integration/node"
+command -v node >/dev/null || fail "node is needed (scripts/setup)"
+[ -d "$NODE_DIR/node_modules/@opentelemetry/core" ] ||
+    (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci in $NODE_DIR"
 TP=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
 
 start_postgres
@@ -39,8 +45,12 @@ start_relay out --db "host=$PGHOST port=$PGPORT user=postgres dbname=dst" \
 once_wait_for "the saga's command in JetStream" 30 stream_has TRC 1 || fail "stream TRC has $(stream_msgs TRC) messages"
 m=$(python3 "$RELAY_LIB/nats_stream_get.py" "$NATS_PORT" TRC 1) || fail "cannot read the command from TRC"
 cmd_tp=$(jq -r '.headers[] | select(.[0] | ascii_downcase == "traceparent") | .[1]' <<<"$m")
-[ "${cmd_tp:3:32}" = "${TP:3:32}" ] || fail "the command's traceparent '$cmd_tp' is not in the producer's trace"
-[ "${cmd_tp:36:16}" != "${TP:36:16}" ] || fail "the command reuses the start's span id: $cmd_tp"
-[ "${cmd_tp:0:3}" = "00-" ] && [ "${#cmd_tp}" = 55 ] || fail "the command's traceparent is malformed: $cmd_tp"
+otel=$(node "$RELAY_LIB/trace_extract.js" "$TP" "$cmd_tp") || fail "OpenTelemetry's propagator failed"
+start=$(sed -n 1p <<<"$otel") command=$(sed -n 2p <<<"$otel")
+[ "$(jq -r .valid <<<"$command")" = true ] || fail "OpenTelemetry does not accept the command's traceparent '$cmd_tp'"
+[ "$(jq -r .traceId <<<"$command")" = "$(jq -r .traceId <<<"$start")" ] ||
+    fail "the command's traceparent '$cmd_tp' is not in the producer's trace"
+[ "$(jq -r .spanId <<<"$command")" != "$(jq -r .spanId <<<"$start")" ] || fail "the command reuses the start's span id: $cmd_tp"
+[ "$(jq -r .traceFlags <<<"$command")" = "$(jq -r .traceFlags <<<"$start")" ] || fail "the command lost the trace flags: $cmd_tp"
 say "ok - the step command reached NATS in the producer's trace with a span of its own ($cmd_tp)"
 echo "PASS"
