@@ -149,12 +149,13 @@ quick_step() {
 }
 for n in 3 4 5; do [ -n "$(quick_step $n)" ] || fail "the README's quick start has no step $n"; done
 # `sudo -u postgres CMD`: this test is root and reaches the throwaway cluster as postgres
-# (PGHOST/PGPORT/PGUSER); the relay refuses root, so it runs as the package's user.
+# (PGHOST/PGPORT/PGUSER); the relay refuses root, so it runs as the package's user (exec: in
+# the background step 5's $! is then the relay itself, which the test stops).
 sudo() {
     [ "$1" = -u ] && shift 2
     if [ "$1" = once-relay ]; then
         shift
-        setpriv --reuid="$RELAY_USER" --regid="$RELAY_USER" --clear-groups -- /usr/bin/once-relay "$@"
+        exec setpriv --reuid="$RELAY_USER" --regid="$RELAY_USER" --clear-groups -- /usr/bin/once-relay "$@"
     else
         "$@"
     fi
@@ -172,8 +173,10 @@ RELAY_PID=$!
 quick_relayed() { [ "$(jq -r 'select(.topic == "hello.sent") | .id' "$T/quick5.out" 2>/dev/null | sort -u | wc -l)" = 2 ]; }
 once_wait_for "the quick start's two messages on the relay's stdout" 30 quick_relayed ||
     { cat "$T/quick5.log" >&2; fail "step 5 did not relay the quick start's messages"; }
-kill -TERM "$RELAY_PID"; wait "$RELAY_PID" || true
+kill -TERM "$RELAY_PID"
+relay_rc=0; wait "$RELAY_PID" || relay_rc=$?
 RELAY_PID=
+[ "$relay_rc" = 0 ] || { cat "$T/quick5.log" >&2; fail "the quick start's relay exited with $relay_rc after SIGTERM"; }
 once_cluster_stop
 
 say "systemd-analyze verify on the installed units"
