@@ -2,6 +2,7 @@
 #include "metrics.hpp"
 #include "metrics_server.hpp"
 #include "options.hpp"
+#include "outbox/gauge_reader.hpp"
 #include "relay.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
@@ -72,8 +73,11 @@ int main(int argc, char** argv) {
             return 0;
         }
         Metrics metrics;
+        // The outbox gauges' reader first: it enables them before the server thread reads.
+        std::unique_ptr<GaugeReader> gauge_reader;
         std::unique_ptr<MetricsServer> metrics_server;
         if (!options.metrics.empty()) {
+            gauge_reader = std::make_unique<GaugeReader>(options.db, options.name, options.connect_timeout, metrics);
             metrics_server = std::make_unique<MetricsServer>(options.metrics, metrics, options.name);
             spdlog::info("metrics on http://{}/metrics", options.metrics);
         }
