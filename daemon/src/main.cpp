@@ -23,7 +23,8 @@
 namespace {
 
 void setup_logging(const std::string& level) {
-    auto logger = spdlog::stderr_logger_st("once-relay");
+    // _mt: the outbox gauges' reader (outbox/gauge_reader) logs from its own thread.
+    auto logger = spdlog::stderr_logger_mt("once-relay");
     // Under systemd the journal adds its own timestamps.
     if (std::getenv("JOURNAL_STREAM")) logger->set_pattern("%l: %v");
     else logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l: %v");
