@@ -30,6 +30,7 @@ log_has() { grep -q -- "$1" "$LOG"; }
 log_count_at_least() { [ "$(lines "$1")" -ge "$2" ]; }
 metrics() { curl -sf "http://127.0.0.1:$MPORT/metrics"; }
 gauges_read() { metrics | grep -Eq '^once_outbox_gauges_timestamp_seconds [1-9]'; }
+claimed() { metrics | grep -Eq '^once_relay_last_claim_timestamp_seconds [1-9]'; }
 healthz_is() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/healthz")" = "$1" ]; }
 
 # 40 messages due in an hour: the first gauge read shows them as delayed on their topic.
@@ -63,6 +64,7 @@ RELAY_LOG_LEVEL=debug start_relay r --db "$SRC_DB" \
 RELAY_LOG_LEVEL=debug start_relay h --db "$SRC_DB" --sink "http://127.0.0.1:$HTTP_PORT/hook" --topics 'h.*' \
     --poll-interval 100ms --reconnect-max 500ms
 once_wait_for "the first outbox gauges" 30 gauges_read || fail "no outbox gauges on /metrics"
+once_wait_for "the first claim" 30 claimed || fail "no claim timestamp on /metrics"
 metrics >"$T/metrics.txt"
 grep -qx 'once_outbox_delayed{topic="t.later"} 40' "$T/metrics.txt" ||
     fail "want 40 delayed on t.later: $(grep once_outbox_delayed "$T/metrics.txt")"
