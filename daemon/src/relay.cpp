@@ -2,6 +2,7 @@
 
 #include "core/backoff.hpp"
 #include "outbox/locked_hold_bound.hpp"
+#include "outbox/session_check.hpp"
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -80,6 +81,8 @@ int Relay::run() {
         log_stats(false);
         try {
             step();
+        } catch (const SessionRequired&) {
+            throw;   // a transaction pool: main() stops with the reason (outbox/session_check.hpp)
         } catch (const DbLost& e) {
             on_db_lost(e.what());
         } catch (const std::exception& e) {
@@ -354,6 +357,8 @@ void Relay::connect_db() {
         }
         mode_probed_ = true;
         if (db_outage_.active()) waiting = db_->waiting_messages();
+    } catch (const SessionRequired&) {
+        throw;
     } catch (const std::exception& e) {
         on_db_lost(e.what());
         return;
