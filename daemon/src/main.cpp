@@ -3,6 +3,7 @@
 #include "metrics.hpp"
 #include "metrics_server.hpp"
 #include "options.hpp"
+#include "outbox/gauge_reader.hpp"
 #include "relay.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
@@ -24,7 +25,8 @@
 namespace {
 
 void setup_logging(const std::string& level) {
-    auto logger = spdlog::stderr_logger_st("once-relay");
+    // _mt: the outbox gauges' reader (outbox/gauge_reader) logs from its own thread.
+    auto logger = spdlog::stderr_logger_mt("once-relay");
     // Under systemd the journal adds its own timestamps.
     if (std::getenv("JOURNAL_STREAM")) logger->set_pattern("%l: %v");
     else logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l: %v");
@@ -75,8 +77,11 @@ int main(int argc, char** argv) {
             return 0;
         }
         Metrics metrics;
+        // The outbox gauges' reader first: it enables them before the server thread reads.
+        std::unique_ptr<GaugeReader> gauge_reader;
         std::unique_ptr<MetricsServer> metrics_server;
         if (!options.metrics.empty()) {
+            gauge_reader = std::make_unique<GaugeReader>(options.db, options.name, options.connect_timeout, metrics);
             metrics_server = std::make_unique<MetricsServer>(options.metrics, metrics, options.name);
             spdlog::info("metrics on http://{}/metrics", options.metrics);
         }

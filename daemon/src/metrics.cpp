@@ -1,6 +1,7 @@
 #include "metrics.hpp"
 
-#include <cstdio>
+#include <charconv>
+#include <cmath>
 #include <sstream>
 
 namespace once::relay {
@@ -17,13 +18,48 @@ void LatencyHistogram::observe(double seconds) {
     sum_micros_.fetch_add(static_cast<uint64_t>(seconds * 1e6), std::memory_order_relaxed);
 }
 
-namespace {
-std::string fmt_double(double v) {
+std::string format_metric_value(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
+    // Integers below 2^53 are exact in a double: print every digit, no exponent.
+    if (v == std::trunc(v) && std::fabs(v) < 9007199254740992.0) {
+        auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(v));
+        return std::string(buf, r.ptr);
+    }
+    // The shortest form that reads back as v; without an exponent in the usual range, so a
+    // histogram bound stays le="0.0005" (not "5e-04") as in 0.2.
+    double a = std::fabs(v);
+    auto r = a >= 1e-4 && a < 1e15 ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                                   : std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
 }
+
+std::string escape_label_value(const std::string& v) {
+    std::string out;
+    out.reserve(v.size());
+    for (char c : v) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
+
+namespace {
+std::string fmt_double(double v) { return format_metric_value(v); }
 }  // namespace
+
+void Metrics::set_outbox_gauges(OutboxGauges g) {
+    std::lock_guard<std::mutex> lock(gauges_mutex_);
+    gauges_ = std::move(g);
+}
+
+OutboxGauges Metrics::outbox_gauges() const {
+    std::lock_guard<std::mutex> lock(gauges_mutex_);
+    return gauges_;
+}
 
 std::string LatencyHistogram::render(const std::string& name) const {
     std::ostringstream out;
@@ -48,7 +84,7 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
         out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << v << "\n";
     };
     out << "# HELP once_relay_info Relay identity.\n# TYPE once_relay_info gauge\n"
-        << "once_relay_info{name=\"" << relay_name << "\"} 1\n";
+        << "once_relay_info{name=\"" << escape_label_value(relay_name) << "\"} 1\n";
     counter("once_relay_published_total", "Messages handed to the sink.", published.load());
     counter("once_relay_acked_total", "Messages delivered and acknowledged in the outbox.", acked.load());
     counter("once_relay_nacked_total", "Messages given back to the outbox with once.nack (sink failures, held back behind a failed key, unsent at a stop).", nacked.load());
@@ -64,6 +100,7 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     out << "# HELP once_relay_publish_latency_seconds Publish to sink acknowledgement.\n"
         << "# TYPE once_relay_publish_latency_seconds histogram\n"
         << publish_latency.render("once_relay_publish_latency_seconds");
+    if (outbox_gauges_enabled) out << render_outbox_gauges(outbox_gauges());
     return out.str();
 }
 

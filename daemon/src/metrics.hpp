@@ -3,12 +3,21 @@
 // the atomics). Nothing here is global.
 #pragma once
 
+#include "outbox_gauges.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace once::relay {
+
+// A sample value in Prometheus text: integers exactly (a Unix time in seconds, a count),
+// anything else with the fewest digits that read back as the same double; NaN, +Inf, -Inf.
+std::string format_metric_value(double v);
+// A label value with \, " and newlines escaped.
+std::string escape_label_value(const std::string& v);
 
 class LatencyHistogram {
 public:
@@ -47,6 +56,15 @@ struct Metrics {
     MetricsSnapshot snapshot() const { return {acked.load(), nacked.load(), dead.load()}; }
     bool healthy() const { return db_connected.load() && sink_connected.load(); }
     std::string render_prometheus(const std::string& relay_name) const;
+
+    // The outbox gauges, replaced whole by GaugeReader's thread after each read.
+    void set_outbox_gauges(OutboxGauges g);
+    OutboxGauges outbox_gauges() const;
+    bool outbox_gauges_enabled = false;   // set before the servers start: render them at all
+
+private:
+    mutable std::mutex gauges_mutex_;
+    OutboxGauges gauges_;
 };
 
 }  // namespace once::relay

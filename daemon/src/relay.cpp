@@ -72,8 +72,7 @@ int Relay::run() {
     spdlog::info("once-relay {} starting as \"{}\": sink {}, claim mode {}{}, batch {}, lease {}, max-in-flight {}", ONCE_VERSION,
                  opt_.name, sink_->describe(), claim_mode_name(mode_), opt_.claim_mode == "auto" ? " (auto)" : "", opt_.batch,
                  format_duration(opt_.lease), opt_.max_in_flight);
-    sink_ready_ = sink_->ready();
-    metrics_.sink_connected = sink_ready_;
+    sink_health(sink_->ready());
     while (true) {
         poll_signals();
         if (stopping_ && open_count() == 0) break;
@@ -108,8 +107,7 @@ void Relay::step() {
     settle(*leased_);
     if (db_->connected()) {
         maintenance();
-        sink_ready_ = sink_->ready();
-        metrics_.sink_connected = sink_ready_;
+        sink_health(sink_->ready());
         if (may_claim()) claim();
     }
     if (locked_) locked_->keep_claims(Clock::now());   // (leases: extend_leases, after poll)
@@ -260,8 +258,14 @@ void Relay::apply(std::vector<Outcome>& outcomes) {
             if (!e) break;
             metrics_.publish_latency.observe(std::chrono::duration<double>(now - e->submitted).count());
             const Message& m = e->msg;
+            if (e->state == Batch::State::delivered) delivered_since_down_ = true;
             if (e->state == Batch::State::retry) {
-                if (failures_logged_++ < 5)
+                last_sink_error_ = e->error;
+                last_sink_error_at_ = now;
+                sink_outage_.count();
+                // During an outage its start was logged, with the reason: the failures that
+                // follow are counted and told when it ends.
+                if (!sink_outage_.active() && failures_logged_++ < 5)
                     spdlog::warn("sink error for message {} (topic {}, attempt {}): {}{}", m.id, m.topic, m.attempt, e->error,
                                  e->retry_after ? " (retry after " + format_duration(*e->retry_after) + ")" : std::string());
                 else
@@ -342,6 +346,7 @@ void Relay::connect_lanes() {
 }
 
 void Relay::connect_db() {
+    std::optional<WaitingCount> waiting;   // for the line that ends an outage
     try {
         db_->connect();
         connect_lanes();
@@ -351,6 +356,7 @@ void Relay::connect_db() {
             leased_->connect();
         }
         mode_probed_ = true;
+        if (db_outage_.active()) waiting = db_->waiting_messages();
     } catch (const SessionRequired&) {
         throw;
     } catch (const std::exception& e) {
@@ -358,11 +364,15 @@ void Relay::connect_db() {
         return;
     }
     metrics_.db_connected = true;
-    if (ever_connected_) {
-        metrics_.reconnects++;
-        spdlog::info("reconnected to {} (after {} failed attempt(s)); draining", db_->server(), connect_failures_);
-    } else {
+    if (ever_connected_) metrics_.reconnects++;
+    if (!ever_connected_)
         spdlog::info("connected to {} ({}), listening on {}", db_->server(), db_->redacted_conninfo(), kWakeChannel);
+    if (db_outage_.active()) {
+        uint64_t failures = db_outage_.failures();
+        std::string reason = db_outage_.reason();
+        auto lasted = db_outage_.up(Clock::now());
+        spdlog::info("{} to {}: database back {}", ever_connected_ ? "reconnected" : "connected", db_->server(),
+                     outage_end_text(*lasted, reason, failures, waiting));
     }
     ever_connected_ = true;
     connect_failures_ = 0;
@@ -371,7 +381,7 @@ void Relay::connect_db() {
 }
 
 void Relay::on_db_lost(const std::string& why) {
-    bool was = metrics_.db_connected.exchange(false);
+    metrics_.db_connected = false;
     db_->disconnect();
     // Locked batches: closing their connections rolls them back, so the outbox has every
     // message back at once; publishes still in flight are orphaned (their answers match no
@@ -385,10 +395,14 @@ void Relay::on_db_lost(const std::string& why) {
     double u = std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
     int64_t delay = reconnect_delay(connect_failures_, opt_.reconnect_max, u).count();
     reconnect_at_ = Clock::now() + std::chrono::milliseconds(delay);
-    if (was || connect_failures_ == 1 || connect_failures_ % 10 == 0)
-        spdlog::warn("database unavailable: {} (retry in {}ms)", why, delay);
-    else
+    // Once per outage: its end is logged too, with how long it lasted (connect_db).
+    if (!db_outage_.active() && db_outage_.down(Clock::now(), why))
+        spdlog::warn("database down: {} (retrying with backoff up to {}; logged again when it is back)", why,
+                     format_duration(opt_.reconnect_max));
+    else {
+        db_outage_.count();
         spdlog::debug("database unavailable: {} (retry in {}ms)", why, delay);
+    }
     // Publish nothing more of the open batches; wait a little for what is in flight so its
     // acks are kept for after the reconnect.
     if (open_count() > 0 && !stopping_)   // (the locked ones were given back above)
@@ -480,6 +494,32 @@ void Relay::handle_reload() {
         spdlog::error("reload failed, still running with the previous configuration: {}", e.what());
     }
     notifier_.ready();
+}
+
+void Relay::sink_health(bool ready) {
+    sink_ready_ = ready;
+    metrics_.sink_connected = ready;
+    auto now = Clock::now();
+    if (!ready) {
+        // The reason: the latest failed publish if it is recent, else the sink's own state.
+        std::string reason = !last_sink_error_.empty() && now - last_sink_error_at_ < std::chrono::seconds(10)
+                                 ? last_sink_error_
+                                 : std::string(sink_->kind()) + " sink not connected";
+        if (sink_outage_.down(now, reason))
+            spdlog::warn("sink down: {} ({}); claims pause while it is down, logged again when it is back", reason,
+                         sink_->describe());
+        delivered_since_down_ = false;
+        return;
+    }
+    if (!sink_outage_.active()) return;
+    // HTTP: ready() only paused claims; a delivery shows the receiver is back.
+    if (!sink_->ready_tracks_connection() && !delivered_since_down_) return;
+    std::optional<WaitingCount> waiting;
+    if (db_->connected()) waiting = db_->waiting_messages();   // (DbLost: the loop reconnects)
+    uint64_t failures = sink_outage_.failures();
+    std::string reason = sink_outage_.reason();
+    auto lasted = sink_outage_.up(now);
+    spdlog::info("sink healed {}", outage_end_text(*lasted, reason, failures, waiting));
 }
 
 void Relay::log_stats(bool force) {

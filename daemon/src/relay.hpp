@@ -27,6 +27,7 @@
 #include "outbox/locked_tx.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
+#include "outage.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
 #include "outbox/source_db.hpp"
@@ -105,6 +106,7 @@ private:
     void maintenance();
     bool maintenance_lock_held(Clock::time_point now);
     void log_stats(bool force);
+    void sink_health(bool ready);           // logs a sink outage's start and end
     int64_t ms_until(Clock::time_point t) const;
 
 
@@ -145,6 +147,11 @@ private:
     Clock::time_point drain_deadline_{};    // stopping or database lost: bound for in-flight work
     uint64_t next_token_ = 1;
     MetricsSnapshot stats_from_;            // the log summary is the metrics' difference
+    Outage sink_outage_;
+    Outage db_outage_;
+    bool delivered_since_down_ = false;     // a delivery since the sink went down (HTTP: it is back)
+    std::string last_sink_error_;           // the latest failed publish, and when: an outage's reason
+    Clock::time_point last_sink_error_at_{};
     Clock::time_point stats_since_;
 };
 

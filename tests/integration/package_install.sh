@@ -79,7 +79,8 @@ ext_version=$(sed -n "s/^default_version *= *'\([0-9.]*\)'.*/\1/p" "$ONCE_SOURCE
 expected=("$PKGLIBDIR/pg_once.so" "$EXTDIR/pg_once.control" "$EXTDIR/pg_once--$ext_version.sql"
           /usr/bin/once-relay /etc/once-relay/relay.conf /usr/share/man/man1/once-relay.1.gz
           "$UNITDIR/once-relay.service" "$UNITDIR/once-relay@.service"
-          /usr/share/doc/once-relay/copyright)
+          /usr/share/doc/once-relay/copyright
+          /usr/share/once-relay/monitoring/once-relay-alerts.yml /usr/share/once-relay/monitoring/once-relay-dashboard.json)
 for f in "$ONCE_SOURCE_DIR"/sql/pg_once--*.sql; do expected+=("$EXTDIR/$(basename "$f")"); done
 for f in "${expected[@]}"; do
     dpkg -S "$f" >/dev/null 2>&1 || fail "no package owns $f"

@@ -4,8 +4,10 @@
 #pragma once
 
 #include "claim/lease_store.hpp"
+#include "outage.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace once::relay {
@@ -24,6 +26,9 @@ public:
     virtual bool try_maintenance_lock() = 0;
     virtual int64_t purge() = 0;                          // rows removed
     virtual void saga_tick() = 0;
+    // Messages not yet delivered (ready, delayed, in flight, blocked), for the line that ends
+    // an outage; nothing when it cannot tell (pg_once SQL before 0.3).
+    virtual std::optional<WaitingCount> waiting_messages() { return std::nullopt; }
 };
 
 }  // namespace once::relay

@@ -214,6 +214,19 @@ int64_t SourceDb::purge() {
     return 0;
 }
 
+std::optional<WaitingCount> SourceDb::waiting_messages() {
+    try {
+        Result r = exec("SELECT COALESCE(sum(ready + delayed + in_flight + blocked), 0)::bigint, COALESCE(bool_or(capped), false) "
+                        "FROM once.relay_topic_gauges()", false, {});
+        if (PQntuples(r.get()) != 1) return std::nullopt;
+        return WaitingCount{std::atoll(PQgetvalue(r.get(), 0, 0)), PQgetvalue(r.get(), 0, 1)[0] == 't'};
+    } catch (const DbLost&) {
+        throw;
+    } catch (const std::exception&) {
+        return std::nullopt;   // (pg_once SQL before 0.3: no such function)
+    }
+}
+
 void SourceDb::saga_tick() { exec(outbox_statement(OutboxStatement::saga_tick).name, true, {}); }
 
 }  // namespace once::relay

@@ -31,6 +31,7 @@ public:
     std::string describe() const override;
     void open() override;
     bool ready() override;
+    bool ready_tracks_connection() const override { return false; }
     void submit(uint64_t token, const Message& m) override;
     void poll_fds(std::vector<pollfd>& fds) override;
     int poll_timeout_ms() override;

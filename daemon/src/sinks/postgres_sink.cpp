@@ -103,7 +103,8 @@ bool PostgresSink::ready() {
         BackoffPolicy p{250, 10000};
         int64_t ms = backoff_delay_ms(p, std::min(connect_failures_, 12), std::uniform_real_distribution<double>(0.5, 1.0)(rng));
         retry_connect_at_ = Clock::now() + std::chrono::milliseconds(ms);
-        spdlog::warn("{} (next try in {}ms)", e.what(), ms);
+        // (the relay logs the outage once, when it starts and when it ends)
+        spdlog::debug("{} (next try in {}ms)", e.what(), ms);
         return false;
     }
 }

@@ -44,6 +44,10 @@ public:
     virtual void open() = 0;
     // True while the sink believes it can deliver. The relay does not claim while false.
     virtual bool ready() = 0;
+    // True when ready() follows a connection the sink keeps (NATS, PostgreSQL): ready() true
+    // again means the sink is back. False when ready() only pauses claims after failures
+    // (HTTP): then only a delivery shows the receiver is back.
+    virtual bool ready_tracks_connection() const { return true; }
 
     // Start delivering m. The outcome comes back from process() with the same token.
     virtual void submit(uint64_t token, const Message& m) = 0;

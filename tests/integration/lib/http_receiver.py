@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ap = argparse.ArgumentParser()
 ap.add_argument("--log", required=True)
 ap.add_argument("--port-file", required=True)
+ap.add_argument("--port", type=int, default=0)   # 0: any free port
 ap.add_argument("--fail-first", type=int, default=0)
 ap.add_argument("--fail-status", type=int, default=503)
 ap.add_argument("--retry-after")
@@ -79,7 +80,7 @@ class Handler(BaseHTTPRequestHandler):
 
 ThreadingHTTPServer.daemon_threads = True
 ThreadingHTTPServer.request_queue_size = 256
-srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
 with open(args.port_file + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 import os

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The shipped monitoring files (packaging/monitoring): the alert rules pass promtool's check
+# and their unit tests; the dashboard is valid JSON; every metric the rules and the dashboard
+# query is one once-relay exports, and every exported metric is listed in docs/relay.md.
+# Exported = the metric names in the relay's source (metrics.cpp, outbox_gauges.cpp), or, with
+# an argument, the names in that file of a real relay's /metrics output (relay_outage_logs.sh).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mon=$root/packaging/monitoring
+promtool check rules "$mon/once-relay-alerts.yml"
+(cd "$mon" && promtool test rules once-relay-alerts.test.yml)
+python3 - "$root" "${1:-}" <<'PY'
+import json, re, sys
+root, scraped = sys.argv[1], sys.argv[2]
+name = re.compile(r'\bonce_[a-z_]+\b')
+if scraped:
+    exported = {l.split()[2] for l in open(scraped) if l.startswith('# TYPE ')}
+    types = {l.split()[2]: l.split()[3] for l in open(scraped) if l.startswith('# TYPE ')}
+else:
+    src = open(f'{root}/daemon/src/metrics.cpp').read() + open(f'{root}/daemon/src/outbox_gauges.cpp').read()
+    exported = set(re.findall(r'"(once_[a-z_]+)', src)) - {'once_relay_publish_latency_seconds_bucket'}
+    types = {n: 'histogram' for n in exported if n == 'once_relay_publish_latency_seconds'}
+def base(n):
+    for suffix in ('_bucket', '_sum', '_count'):
+        if n.endswith(suffix) and types.get(n[:-len(suffix)]) == 'histogram':
+            return n[:-len(suffix)]
+    return n
+assert len(exported) >= 20, f'too few metrics found: {sorted(exported)}'
+dash = json.load(open(f'{root}/packaging/monitoring/once-relay-dashboard.json'))
+exprs = [t['expr'] for p in dash['panels'] for t in p.get('targets', [])]
+assert exprs, 'the dashboard queries nothing'
+rules = open(f'{root}/packaging/monitoring/once-relay-alerts.yml').read()
+rule_exprs = re.findall(r'expr: \|?\n?((?:.*\n)*?)\s+(?:for|labels):', rules)
+bad = 0
+for where, text in [('dashboard', '\n'.join(exprs)), ('alert rules', '\n'.join(rule_exprs))]:
+    used = {base(n) for n in name.findall(text)}
+    for n in sorted(used - exported):
+        print(f'not ok - the {where} query {n}, which the relay does not export'); bad += 1
+    print(f'ok - the {where} query {len(used)} metrics, all exported')
+docs = open(f'{root}/docs/relay.md').read()
+for n in sorted(exported):
+    if f'`{n}' not in docs:
+        print(f'not ok - {n} is not in docs/relay.md'); bad += 1
+print(f'ok - {len(exported)} exported metrics checked against docs/relay.md')
+sys.exit(1 if bad else 0)
+PY
+echo "monitoring: OK"
