@@ -727,6 +727,19 @@ Response Console::inbox(Ctx& c, const Request& req) {
     if (rows.size() == kPage)
         b << "<p><a id=older href=\"/inbox?after=" << url_encode(rows(kPage - 1, "source") + "|" + rows(kPage - 1, "message_id"))
           << "\">More →</a></p>";
+    // Subscriptions: one whose handler was dropped (while event triggers were off) is marked.
+    auto subs = tx.query("SELECT * FROM once.console_subscriptions()", {});
+    c.db_ms = tx.db_ms();
+    b << "<h2>Subscriptions</h2><table id=subscriptions><tr><th>topic pattern</th><th>handler</th><th>since</th></tr>";
+    for (int i = 0; i < subs.size(); ++i) {
+        bool gone = subs(i, "handler_exists") != "t";
+        b << "<tr" << (gone ? " class=attn" : "") << "><td>" << esc(subs(i, "topic_pattern")) << "</td><td>"
+          << esc(subs(i, "handler"))
+          << (gone ? " <b class=handler-gone>handler dropped: deliver fails (ON305); once.unsubscribe it</b>" : "")
+          << "</td><td>" << ts(subs(i, "subscribed_at")) << "</td></tr>";
+    }
+    if (subs.size() == 0) b << "<tr><td colspan=3 class=muted>No subscriptions.</td></tr>";
+    b << "</table>";
     Response r;
     r.body = page(c, "Inbox: poison messages", "/inbox", b.str());
     return r;

@@ -257,9 +257,9 @@ AS $$
      ORDER BY d.name, d.version DESC
 $$;
 COMMENT ON FUNCTION once.console_saga_definitions() IS 'once-console: saga definitions, latest version each';
--- One saga with its definition and the cause of its failure: the reason of the first
--- transition that turned it away from success (the card was declined), which the last error
--- (a compensation that timed out later) hides.
+-- One saga with its definition, its last error and the cause of its failure
+-- (once.saga_instances.failure_cause: the card was declined), which the last error (a
+-- compensation that timed out later) hides.
 CREATE FUNCTION once.console_saga(p_saga_id text)
 RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
                input jsonb, data jsonb, last_error text, cause text, deadline timestamptz,
@@ -267,11 +267,7 @@ RETURNS TABLE (saga_id text, name text, version integer, status text, step text,
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, s.input, s.data, s.last_error,
-           (SELECT t.reason FROM once.saga_transitions t
-             WHERE t.saga_id = s.saga_id AND t.reason IS NOT NULL
-               AND t.to_status IN ('compensating', 'failed', 'compensated')
-             ORDER BY t.id LIMIT 1),
-           s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
+           s.failure_cause, s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
       FROM once.saga_instances s
       JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
      WHERE s.saga_id = p_saga_id
@@ -466,3 +462,22 @@ GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_disca
     once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
     once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text)
     TO once_console_admin, once_admin;
+
+-- Inbox subscriptions with whether their handler still exists (issue 22): a dropped handler's
+-- subscriptions are removed by an event trigger (30_inbox.sql), but a drop while event
+-- triggers do not fire leaves one behind, and the console marks it.
+CREATE FUNCTION once.console_subscriptions()
+RETURNS TABLE (topic_pattern text, handler text, handler_exists boolean, subscribed_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.topic_pattern,
+           CASE WHEN p.oid IS NULL THEN 'function oid ' || s.handler::oid::text ELSE s.handler::text END,
+           p.oid IS NOT NULL, s.subscribed_at
+      FROM once.inbox_subscriptions s
+      LEFT JOIN pg_catalog.pg_proc p ON p.oid = s.handler::oid
+     ORDER BY p.oid IS NOT NULL, s.subscribed_at
+     LIMIT 500
+$$;
+COMMENT ON FUNCTION once.console_subscriptions() IS 'once-console: inbox subscriptions (at most 500), those whose handler is gone first';
+REVOKE ALL ON FUNCTION once.console_subscriptions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_subscriptions() TO once_console_viewer, once_admin;
