@@ -552,6 +552,198 @@ GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_disca
     once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text)
     TO once_console_admin, once_admin;
 
+-- ---------------------------------------------------------------------------------------
+-- Inbox handlers and saga local steps run as the role the admin chose for them (run_as) or as
+-- their owner, never with the rights of the role that calls once.deliver / once.saga_tick
+-- (issue 20, finding 8): 0.2 ran them as that caller, so a function's owner could rewrite
+-- the body after the admin set it up and borrow a relay's or consumer's rights. Existing
+-- subscriptions and definitions get run_as NULL: their functions run as their owners.
+ALTER TABLE once.inbox_subscriptions ADD COLUMN run_as regrole;
+ALTER TABLE once.saga_definitions ADD COLUMN run_as regrole;
+
+DROP FUNCTION once.subscribe(text, regprocedure);
+CREATE FUNCTION once.subscribe(topic_pattern text, handler regprocedure, run_as regrole DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'once_subscribe' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.subscribe(text, regprocedure, regrole) IS
+    'Run handler(msg once.inbound), as run_as (NULL: its owner), for every delivered message whose topic matches the pattern; false if already subscribed so';
+
+REVOKE ALL ON FUNCTION once.subscribe(text, regprocedure, regrole) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.subscribe(text, regprocedure, regrole) TO once_admin;
+
+-- The role a local step function runs as (extension/src/pg/run_as.hpp): run_as, or the
+-- function's owner; ON306 when the owner could rewrite the function to act as run_as.
+CREATE FUNCTION once._function_run_as(fn regprocedure, run_as regrole, what text) RETURNS regrole
+    AS 'MODULE_PATHNAME', 'once_function_run_as' LANGUAGE C VOLATILE;
+
+REVOKE ALL ON FUNCTION once._function_run_as(regprocedure, regrole, text) FROM PUBLIC;
+
+DROP FUNCTION once.saga_define(text, jsonb);
+CREATE FUNCTION once.saga_define(name text, definition jsonb, run_as regrole DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    normalized jsonb := once._saga_compile(name, definition);
+    s jsonb;
+    fn text;
+    i integer := 0;
+    latest record;
+BEGIN
+    -- Local functions must exist with the documented signature now, not at 3 a.m.
+    FOR s IN SELECT * FROM jsonb_array_elements(normalized->'steps') LOOP
+        i := i + 1;
+        FOREACH fn IN ARRAY ARRAY[s->'action'->>'function', s->'compensation'->>'function'] LOOP
+            CONTINUE WHEN fn IS NULL;
+            IF to_regprocedure(fn || '(text, jsonb)') IS NULL THEN
+                RAISE EXCEPTION 'invalid saga definition: step % (%): function %(text, jsonb) does not exist',
+                        i, s->>'name', fn
+                    USING ERRCODE = 'ON401',
+                          HINT = 'Create it first: CREATE FUNCTION ' || fn || '(saga_id text, data jsonb) RETURNS jsonb ...';
+            END IF;
+            -- ON306 when its owner could rewrite it to act as run_as (checked again at each run)
+            PERFORM once._function_run_as(to_regprocedure(fn || '(text, jsonb)'), saga_define.run_as,
+                                          'saga step function');
+        END LOOP;
+    END LOOP;
+    PERFORM pg_advisory_xact_lock(1869505381, hashtext('saga_define:' || name));
+    SELECT d.version, d.definition, d.run_as INTO latest
+      FROM once.saga_definitions d WHERE d.name = saga_define.name ORDER BY d.version DESC LIMIT 1;
+    IF FOUND AND latest.definition = normalized
+       AND coalesce(latest.run_as = saga_define.run_as, latest.run_as IS NULL AND saga_define.run_as IS NULL) THEN
+        RETURN latest.version;   -- defining the same thing again is a no-op
+    END IF;
+    INSERT INTO once.saga_definitions (name, version, definition, source, run_as)
+    VALUES (saga_define.name, coalesce(latest.version, 0) + 1, normalized, definition, saga_define.run_as);
+    RETURN coalesce(latest.version, 0) + 1;
+END
+$$;
+COMMENT ON FUNCTION once.saga_define(text, jsonb, regrole) IS
+    'Validate and store a saga definition, its local steps run as run_as (NULL: each function''s owner); returns its version (a new one only when it changed)';
+
+REVOKE ALL ON FUNCTION once.saga_define(text, jsonb, regrole) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb, regrole) TO once_admin;
+
+DROP FUNCTION once._saga_local(text);
+CREATE FUNCTION once._saga_local(p_saga_id text)
+RETURNS TABLE (local jsonb, data jsonb, run_as regrole)
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.machine->'local', s.data, d.run_as
+      FROM once.saga_instances s
+      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
+     WHERE s.saga_id = p_saga_id AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
+$$;
+
+REVOKE ALL ON FUNCTION once._saga_local(text) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------------------------
+-- A prepared transaction no longer stalls the relays (issue 20, finding 2): a commit that only
+-- releases keys fails at once with ON216 instead of waiting for COMMIT PREPARED, claims skip
+-- the keys a prepared transaction holds, and once.blocked_keys lists them (prepared_gid) and
+-- the heads nobody claims (finding 4). An admin can expedite or cancel any message.
+-- The lock bucket of a message key, and the buckets prepared transactions hold now (with their
+-- xids): a prepared transaction keeps the order lock of the keys it sent, and of the keys that
+-- share their buckets, until COMMIT / ROLLBACK PREPARED (extension/src/pg/outbox_key_order.hpp).
+CREATE FUNCTION once._outbox_key_bucket(key text) RETURNS integer
+    AS 'MODULE_PATHNAME', 'once_outbox_key_bucket' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION once._outbox_prepared_buckets() RETURNS TABLE (bucket integer, transaction xid)
+    AS 'MODULE_PATHNAME', 'once_outbox_prepared_buckets' LANGUAGE C VOLATILE ROWS 1;
+REVOKE ALL ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_buckets() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_buckets() TO once_admin, once_relay;
+
+-- Keys whose oldest message is dead: the messages behind it wait (per-key order is kept).
+-- A key is blocked by its oldest message when that one is dead, or when it is delayed
+-- (deliver_at in the future, never delivered) and others wait behind it: one producer's
+-- delayed message holds back another's later ones of the same key, and that must show
+-- (issue 11, finding 5). reason, held_message_id and held_until came in 0.2 (appended).
+-- 0.3 adds the keys a prepared transaction holds (reason 'prepared', prepared_gid appended):
+-- relays skip them until it is committed or rolled back (issue 20, finding 2); and heads that
+-- have been due for over 5 minutes without a relay taking them (reason 'unclaimed': no relay
+-- serves the topic, or the relays are far behind; issue 20, finding 4).
+CREATE OR REPLACE VIEW once.blocked_keys AS
+WITH prepared AS MATERIALIZED (
+    SELECT b.bucket, x.gid FROM once._outbox_prepared_buckets() b
+      JOIN pg_catalog.pg_prepared_xacts x ON x.transaction = b.transaction)
+SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_message_id,
+       h.dead_at, h.last_error, h.waiting,
+       CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
+       h.id AS held_message_id,
+       CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until,
+       NULL::text AS prepared_gid
+  FROM (SELECT d.key, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
+               (SELECT pg_catalog.count(*) FROM once.outbox w
+                 WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
+          FROM once.outbox d
+         WHERE d.key IS NOT NULL
+           AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
+           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) h
+ WHERE h.dead_at IS NOT NULL OR h.waiting > 0
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, NULL::text,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
+       'prepared', d.id, NULL::timestamptz, p.gid
+  FROM prepared p
+  JOIN once.outbox d ON d.key IS NOT NULL AND once._outbox_key_bucket(d.key) = p.bucket
+ WHERE d.dead_at IS NULL
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
+       'unclaimed', d.id, NULL::timestamptz, NULL::text
+  FROM once.outbox d
+ WHERE d.key IS NOT NULL AND d.dead_at IS NULL
+   AND d.visible_at < pg_catalog.now() - interval '5 minutes'
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+   AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key));
+COMMENT ON VIEW once.blocked_keys IS
+    'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), or due for over 5 minutes and unclaimed (is a relay serving its topic?)';
+
+-- Any message, not only dead letters (issue 20, finding 4): a message that holds back its key
+-- for a long time (a deliver_at years ahead, a topic no relay serves, a long backoff) can be
+-- made due now or removed by an admin. ids are checked as for redrive / discard (ON211).
+CREATE FUNCTION once.expedite(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    -- delayed or waiting for a retry, not leased, not dead, not waiting behind its key's head
+    UPDATE once.outbox
+       SET visible_at = pg_catalog.now(), pos = once._outbox_position(pg_catalog.clock_timestamp())
+     WHERE id = ANY (ids) AND dead_at IS NULL AND relay IS NULL AND visible_at > pg_catalog.now()
+       AND pos IS NOT NULL AND pos <> 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+        NOTIFY once_outbox;
+    END IF;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.expedite(uuid[]) IS
+    'Make delayed or retrying messages due now (not leased, dead or waiting behind their key); returns how many';
+
+CREATE FUNCTION once.cancel(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+    released text[];
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) RETURNING key)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released FROM d;
+    -- a cancelled head releases its key: the next message is promoted at commit
+    PERFORM once._outbox_keys_released(released);
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.cancel(uuid[]) IS
+    'Delete messages for good, whatever their state (one leased to a relay may still be delivered); releases their keys; returns how many';
+REVOKE ALL ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) TO once_admin;
+
 -- =======================================================================================
 -- On call (issue 22, sections 2 and 3): text ids for redrive/discard, blocked messages in
 -- outbox_stats, a saga's failure cause, handlers dropped under their subscriptions.

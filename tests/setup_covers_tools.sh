@@ -12,7 +12,7 @@ cd "$root"
 # Commands worth checking: everything not from coreutils/bash that a test or script runs.
 tools=(pg_prove pg_isolation_regress pg_config pg_ctl initdb psql pg_basebackup nats-server jq curl
        openssl python3 node npm setpriv runuser lintian dpkg-buildpackage pg_buildext help2man
-       systemd-analyze valgrind ip tc cmake make g++ git fakeroot dh sqlsmith)
+       systemd-analyze valgrind ip tc cmake make g++ git fakeroot dh sqlsmith pgbouncer)
 
 words=$(grep -v '^\s*#' scripts/setup | sed 's/#.*//' | grep -o '[a-z0-9][a-z0-9.+-]*' | sort -u)
 closure=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \

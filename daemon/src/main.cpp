@@ -5,6 +5,7 @@
 #include "relay.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
+#include "outbox/session_check.hpp"
 #include "outbox/source_db.hpp"
 #include "systemd_notify.hpp"
 
@@ -81,6 +82,9 @@ int main(int argc, char** argv) {
         SystemdNotifier notifier;
         Relay relay(options, reparse, std::move(sink), metrics, signals, notifier);
         return relay.run();
+    } catch (const SessionRequired& e) {
+        // A transaction pool: restarting cannot help (the units do not restart on this status).
+        return fail(e.what(), kExitSessionRequired);
     } catch (const SinkError& e) {
         return fail(e.what());
     } catch (const std::exception& e) {

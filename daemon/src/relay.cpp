@@ -2,6 +2,7 @@
 
 #include "core/backoff.hpp"
 #include "outbox/locked_hold_bound.hpp"
+#include "outbox/session_check.hpp"
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -81,6 +82,8 @@ int Relay::run() {
         log_stats(false);
         try {
             step();
+        } catch (const SessionRequired&) {
+            throw;   // a transaction pool: main() stops with the reason (outbox/session_check.hpp)
         } catch (const DbLost& e) {
             on_db_lost(e.what());
         } catch (const std::exception& e) {
@@ -348,6 +351,8 @@ void Relay::connect_db() {
             leased_->connect();
         }
         mode_probed_ = true;
+    } catch (const SessionRequired&) {
+        throw;
     } catch (const std::exception& e) {
         on_db_lost(e.what());
         return;

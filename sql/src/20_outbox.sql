@@ -231,17 +231,35 @@ COMMENT ON VIEW once.dead_letters IS
 REVOKE ALL ON TABLE once.dead_letters FROM PUBLIC;
 GRANT SELECT ON TABLE once.dead_letters TO once_admin, once_relay;
 
+-- The lock bucket of a message key, and the buckets prepared transactions hold now (with their
+-- xids): a prepared transaction keeps the order lock of the keys it sent, and of the keys that
+-- share their buckets, until COMMIT / ROLLBACK PREPARED (extension/src/pg/outbox_key_order.hpp).
+CREATE FUNCTION once._outbox_key_bucket(key text) RETURNS integer
+    AS 'MODULE_PATHNAME', 'once_outbox_key_bucket' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION once._outbox_prepared_buckets() RETURNS TABLE (bucket integer, transaction xid)
+    AS 'MODULE_PATHNAME', 'once_outbox_prepared_buckets' LANGUAGE C VOLATILE ROWS 1;
+REVOKE ALL ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_buckets() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_buckets() TO once_admin, once_relay;
+
 -- Keys whose oldest message is dead: the messages behind it wait (per-key order is kept).
 -- A key is blocked by its oldest message when that one is dead, or when it is delayed
 -- (deliver_at in the future, never delivered) and others wait behind it: one producer's
 -- delayed message holds back another's later ones of the same key, and that must show
 -- (issue 11, finding 5). reason, held_message_id and held_until came in 0.2 (appended).
+-- 0.3 adds the keys a prepared transaction holds (reason 'prepared', prepared_gid appended):
+-- relays skip them until it is committed or rolled back (issue 20, finding 2); and heads that
+-- have been due for over 5 minutes without a relay taking them (reason 'unclaimed': no relay
+-- serves the topic, or the relays are far behind; issue 20, finding 4).
 CREATE VIEW once.blocked_keys AS
+WITH prepared AS MATERIALIZED (
+    SELECT b.bucket, x.gid FROM once._outbox_prepared_buckets() b
+      JOIN pg_catalog.pg_prepared_xacts x ON x.transaction = b.transaction)
 SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_message_id,
        h.dead_at, h.last_error, h.waiting,
        CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
        h.id AS held_message_id,
-       CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until
+       CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until,
+       NULL::text AS prepared_gid
   FROM (SELECT d.key, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
                (SELECT pg_catalog.count(*) FROM once.outbox w
                  WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
@@ -249,9 +267,26 @@ SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_mes
          WHERE d.key IS NOT NULL
            AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
            AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) h
- WHERE h.dead_at IS NOT NULL OR h.waiting > 0;
+ WHERE h.dead_at IS NOT NULL OR h.waiting > 0
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, NULL::text,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
+       'prepared', d.id, NULL::timestamptz, p.gid
+  FROM prepared p
+  JOIN once.outbox d ON d.key IS NOT NULL AND once._outbox_key_bucket(d.key) = p.bucket
+ WHERE d.dead_at IS NULL
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
+       'unclaimed', d.id, NULL::timestamptz, NULL::text
+  FROM once.outbox d
+ WHERE d.key IS NOT NULL AND d.dead_at IS NULL
+   AND d.visible_at < pg_catalog.now() - interval '5 minutes'
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+   AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key));
 COMMENT ON VIEW once.blocked_keys IS
-    'Ordering keys held back by their oldest message: dead (redrive or discard it) or delayed with messages waiting behind it';
+    'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), or due for over 5 minutes and unclaimed (is a relay serving its topic?)';
 REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
 GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
 
@@ -361,6 +396,52 @@ CREATE FUNCTION once.discard(ids text) RETURNS integer
 LANGUAGE sql SET search_path = pg_catalog, pg_temp
 AS $$ SELECT once.discard(once._dead_letter_ids(ids)) $$;
 COMMENT ON FUNCTION once.discard(text) IS 'once.discard(uuid[]) for an array literal ''{…}'' or one id';
+
+-- Any message, not only dead letters (issue 20, finding 4): a message that holds back its key
+-- for a long time (a deliver_at years ahead, a topic no relay serves, a long backoff) can be
+-- made due now or removed by an admin. ids are checked as for redrive / discard (ON211).
+CREATE FUNCTION once.expedite(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    -- delayed or waiting for a retry, not leased, not dead, not waiting behind its key's head
+    UPDATE once.outbox
+       SET visible_at = pg_catalog.now(), pos = once._outbox_position(pg_catalog.clock_timestamp())
+     WHERE id = ANY (ids) AND dead_at IS NULL AND relay IS NULL AND visible_at > pg_catalog.now()
+       AND pos IS NOT NULL AND pos <> 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+        NOTIFY once_outbox;
+    END IF;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.expedite(uuid[]) IS
+    'Make delayed or retrying messages due now (not leased, dead or waiting behind their key); returns how many';
+
+CREATE FUNCTION once.cancel(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+    released text[];
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) RETURNING key)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released FROM d;
+    -- a cancelled head releases its key: the next message is promoted at commit
+    PERFORM once._outbox_keys_released(released);
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.cancel(uuid[]) IS
+    'Delete messages for good, whatever their state (one leased to a relay may still be delivered); releases their keys; returns how many';
+REVOKE ALL ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) TO once_admin;
 
 -- ----------------------------------------------------------------------------- statistics
 

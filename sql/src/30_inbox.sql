@@ -63,6 +63,7 @@ CREATE TABLE once.inbox_subscriptions (
     topic_pattern text          NOT NULL,
     handler       regprocedure  NOT NULL,
     subscribed_at timestamptz   NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    run_as        regrole,      -- (0.3) the role the handler runs as; NULL: the handler's owner
     PRIMARY KEY (topic_pattern, handler)
 );
 COMMENT ON TABLE once.inbox_subscriptions IS 'Topic pattern -> handler(msg once.inbound); handlers run in subscription order';
@@ -116,8 +117,9 @@ REVOKE ALL ON FUNCTION once._inbox_handler_dropped() FROM PUBLIC;
 CREATE EVENT TRIGGER once_inbox_handler_dropped ON sql_drop
     EXECUTE FUNCTION once._inbox_handler_dropped();
 
--- No SET search_path on the C functions that run handlers (deliver): handlers are the
--- caller's code and run with the caller's rights. pg_once's own statements are qualified.
+-- No SET search_path on the C functions that run handlers (deliver): handlers run under the
+-- caller's search_path, as their run_as role or their owner (extension/src/pg/run_as.hpp).
+-- pg_once's own statements are qualified.
 CREATE FUNCTION once.receive(source text, message_id text, topic text DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_receive' LANGUAGE C VOLATILE;
@@ -142,11 +144,11 @@ AS 'MODULE_PATHNAME', 'once_inbox_failed' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.inbox_failed(text, text, text) IS
     'Count a failed attempt (call after the failing transaction rolled back); returns the attempt count';
 
-CREATE FUNCTION once.subscribe(topic_pattern text, handler regprocedure)
+CREATE FUNCTION once.subscribe(topic_pattern text, handler regprocedure, run_as regrole DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_subscribe' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION once.subscribe(text, regprocedure) IS
-    'Run handler(msg once.inbound) for every delivered message whose topic matches the pattern; false if already subscribed';
+COMMENT ON FUNCTION once.subscribe(text, regprocedure, regrole) IS
+    'Run handler(msg once.inbound), as run_as (NULL: its owner), for every delivered message whose topic matches the pattern; false if already subscribed so';
 
 CREATE FUNCTION once.unsubscribe(topic_pattern text, handler regprocedure DEFAULT NULL)
 RETURNS integer
@@ -283,7 +285,7 @@ REVOKE ALL ON FUNCTION once.receive(text, text, text),
     once.deliver(text, text, text, jsonb, jsonb),
     once.deliver(text, uuid, text, jsonb, jsonb),
     once.inbox_failed(text, text, text),
-    once.subscribe(text, regprocedure),
+    once.subscribe(text, regprocedure, regrole),
     once.unsubscribe(text, regprocedure),
     once.inbox_retry(text, text),
     once.inbox_configure(text, interval, integer),
@@ -292,7 +294,7 @@ GRANT EXECUTE ON FUNCTION once.receive(text, text, text),
     once.deliver(text, text, text, jsonb, jsonb),
     once.deliver(text, uuid, text, jsonb, jsonb),
     once.inbox_failed(text, text, text) TO once_consumer;
-GRANT EXECUTE ON FUNCTION once.subscribe(text, regprocedure),
+GRANT EXECUTE ON FUNCTION once.subscribe(text, regprocedure, regrole),
     once.unsubscribe(text, regprocedure),
     once.inbox_retry(text, text),
     once.inbox_configure(text, interval, integer),

@@ -9,6 +9,7 @@ CREATE TABLE once.saga_definitions (
     definition  jsonb       NOT NULL,   -- normalised: every default filled in
     source      jsonb       NOT NULL,   -- as given to saga_define
     created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    run_as      regrole,                -- (0.3) the role local steps run as; NULL: each function's owner
     PRIMARY KEY (name, version)
 );
 COMMENT ON TABLE once.saga_definitions IS 'Saga definitions; a new version per change, running sagas keep theirs';
@@ -69,13 +70,18 @@ CREATE FUNCTION once._saga_compile(name text, definition jsonb) RETURNS jsonb
 CREATE FUNCTION once._saga_mermaid(name text, definition jsonb) RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_diagram' LANGUAGE C IMMUTABLE;
 
+-- The role a local step function runs as (extension/src/pg/run_as.hpp): run_as, or the
+-- function's owner; ON306 when the owner could rewrite the function to act as run_as.
+CREATE FUNCTION once._function_run_as(fn regprocedure, run_as regrole, what text) RETURNS regrole
+    AS 'MODULE_PATHNAME', 'once_function_run_as' LANGUAGE C VOLATILE;
+
 -- Applies one event to a saga (lock, decide, store, send); returns {"result", "status", "step"}.
 -- For the events without an entry point of their own: retry, abort, and saga_tick's.
 CREATE FUNCTION once._saga_apply(p_saga_id text, event jsonb, output jsonb DEFAULT NULL, message_id text DEFAULT NULL)
 RETURNS jsonb
     AS 'MODULE_PATHNAME', 'once_saga_apply' LANGUAGE C VOLATILE;
 
-CREATE FUNCTION once.saga_define(name text, definition jsonb) RETURNS integer
+CREATE FUNCTION once.saga_define(name text, definition jsonb, run_as regrole DEFAULT NULL) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -96,21 +102,25 @@ BEGIN
                     USING ERRCODE = 'ON401',
                           HINT = 'Create it first: CREATE FUNCTION ' || fn || '(saga_id text, data jsonb) RETURNS jsonb ...';
             END IF;
+            -- ON306 when its owner could rewrite it to act as run_as (checked again at each run)
+            PERFORM once._function_run_as(to_regprocedure(fn || '(text, jsonb)'), saga_define.run_as,
+                                          'saga step function');
         END LOOP;
     END LOOP;
     PERFORM pg_advisory_xact_lock(1869505381, hashtext('saga_define:' || name));
-    SELECT d.version, d.definition INTO latest
+    SELECT d.version, d.definition, d.run_as INTO latest
       FROM once.saga_definitions d WHERE d.name = saga_define.name ORDER BY d.version DESC LIMIT 1;
-    IF FOUND AND latest.definition = normalized THEN
+    IF FOUND AND latest.definition = normalized
+       AND coalesce(latest.run_as = saga_define.run_as, latest.run_as IS NULL AND saga_define.run_as IS NULL) THEN
         RETURN latest.version;   -- defining the same thing again is a no-op
     END IF;
-    INSERT INTO once.saga_definitions (name, version, definition, source)
-    VALUES (saga_define.name, coalesce(latest.version, 0) + 1, normalized, definition);
+    INSERT INTO once.saga_definitions (name, version, definition, source, run_as)
+    VALUES (saga_define.name, coalesce(latest.version, 0) + 1, normalized, definition, saga_define.run_as);
     RETURN coalesce(latest.version, 0) + 1;
 END
 $$;
-COMMENT ON FUNCTION once.saga_define(text, jsonb) IS
-    'Validate and store a saga definition; returns its version (a new one only when it changed)';
+COMMENT ON FUNCTION once.saga_define(text, jsonb, regrole) IS
+    'Validate and store a saga definition, its local steps run as run_as (NULL: each function''s owner); returns its version (a new one only when it changed)';
 
 CREATE FUNCTION once.saga_start(name text, saga_id text, input jsonb DEFAULT '{}') RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_start' LANGUAGE C VOLATILE;
@@ -148,10 +158,12 @@ AS $$
 $$;
 
 CREATE FUNCTION once._saga_local(p_saga_id text)
-RETURNS TABLE (local jsonb, data jsonb)
+RETURNS TABLE (local jsonb, data jsonb, run_as regrole)
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT s.machine->'local', s.data FROM once.saga_instances s
+    SELECT s.machine->'local', s.data, d.run_as
+      FROM once.saga_instances s
+      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
      WHERE s.saga_id = p_saga_id AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
 $$;
 
@@ -252,15 +264,15 @@ REVOKE ALL ON FUNCTION once.saga_reply_handler(once.inbound) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.saga_reply_handler(once.inbound) TO once_consumer;
 
 
-REVOKE ALL ON FUNCTION once._saga_compile(text, jsonb),
+REVOKE ALL ON FUNCTION once._saga_compile(text, jsonb), once._function_run_as(regprocedure, regrole, text),
     once._saga_mermaid(text, jsonb),
-    once._saga_apply(text, jsonb, jsonb, text), once.saga_define(text, jsonb),
+    once._saga_apply(text, jsonb, jsonb, text), once.saga_define(text, jsonb, regrole),
     once.saga_start(text, text, jsonb), once.saga_reply(text, text, text, jsonb, text),
     once.saga_retry(text), once.saga_abort(text, text), once._saga_due(integer), once._saga_local(text),
     once.saga_tick(integer), once.saga_tick(), once.saga_diagram(text), once.purge_sagas(integer) FROM PUBLIC;
 REVOKE ALL ON once.sagas, once.saga_history FROM PUBLIC;
 
-GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb), once.saga_retry(text), once.saga_abort(text, text),
+GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb, regrole), once.saga_retry(text), once.saga_abort(text, text),
     once.saga_diagram(text) TO once_admin;
 GRANT EXECUTE ON FUNCTION once.saga_start(text, text, jsonb) TO once_producer;
 GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text) TO once_consumer;

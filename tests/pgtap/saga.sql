@@ -242,8 +242,8 @@ SELECT ok(NOT has_function_privilege('public', 'once.saga_start(text, text, json
 SELECT ok(has_function_privilege('once_producer', 'once.saga_start(text, text, jsonb)', 'EXECUTE')
       AND has_function_privilege('once_consumer', 'once.saga_reply(text, text, text, jsonb, text)', 'EXECUTE')
       AND has_function_privilege('once_relay', 'once.saga_tick(integer)', 'EXECUTE')
-      AND has_function_privilege('once_admin', 'once.saga_define(text, jsonb)', 'EXECUTE')
-      AND NOT has_function_privilege('once_producer', 'once.saga_define(text, jsonb)', 'EXECUTE'),
+      AND has_function_privilege('once_admin', 'once.saga_define(text, jsonb, regrole)', 'EXECUTE')
+      AND NOT has_function_privilege('once_producer', 'once.saga_define(text, jsonb, regrole)', 'EXECUTE'),
     'roles: define/retry/abort admin, start producer, reply consumer, tick relay');
 
 -- roles at work: producer starts, consumer replies, relay ticks (local steps run as the relay)

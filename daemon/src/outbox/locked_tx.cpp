@@ -5,6 +5,7 @@
 #include "outbox/statements.hpp"
 #include "outbox/pq_connect.hpp"
 #include "outbox/pq_text.hpp"
+#include "outbox/session_check.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
@@ -171,9 +172,15 @@ void PgLockedTx::prepare(OutboxStatement which) {
     const PreparedStatement& st = outbox_statement(which);
     PgResult r(PQprepare(conn_, st.name, st.sql.c_str(), st.params, nullptr), PQclear);
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-        std::string e = std::string("cannot prepare ") + st.name + ": " + one_line(PQresultErrorMessage(r.get()));
+        std::string server = one_line(PQresultErrorMessage(r.get()));
+        bool clash = prepare_clash_sqlstate(PQresultErrorField(r.get(), PG_DIAG_SQLSTATE));
         disconnect();
-        throw DbLost(e);
+        // On a fresh connection the name can only exist in a server session another connection
+        // used before: a transaction pool (outbox/session_check.hpp).
+        if (clash)
+            throw SessionRequired(session_required_message(
+                redact_conninfo(conninfo_), std::string("preparing ") + st.name + " on a new connection: " + server));
+        throw DbLost(std::string("cannot prepare ") + st.name + ": " + server);
     }
 }
 
@@ -280,7 +287,11 @@ bool PgLockedTx::take_result(PGresult* raw) {
     Answer a;
     a.r = std::move(r);
     read_answer(a.r, a.ok, a.error, a.sqlstate);
-    if (!a.ok && (!connected() || connection_lost_sqlstate(a.sqlstate.c_str()))) lost(a.error);
+    // 26000: a statement prepared on this connection is gone (a pool moved it to another
+    // server session): reconnect, and the connect's checks say why.
+    if (!a.ok && (!connected() || connection_lost_sqlstate(a.sqlstate.c_str()) ||
+                  prepared_statement_missing_sqlstate(a.sqlstate.c_str())))
+        lost(a.error);
     async_answers_.push_back(std::move(a));
     return false;
 }

@@ -4,6 +4,7 @@
 #include "outbox/statements.hpp"
 #include "outbox/pq_connect.hpp"
 #include "outbox/pq_text.hpp"
+#include "outbox/session_check.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
@@ -86,14 +87,31 @@ void SourceDb::connect() {
         throw std::runtime_error("the database (" + redacted_ + ") has no once.claim(text,integer,interval,text[]): "
                                  "run CREATE EXTENSION pg_once there and grant once_relay to the relay's user");
     }
+    // LISTEN, the prepared statements and the maintenance lock need a session of our own: a
+    // transaction pool (outbox/session_check.hpp) is a configuration error, not an outage.
+    try {
+        check_own_session(conn_, conninfo_, redacted_, "once-relay " + name_, connect_timeout_);
+    } catch (const SessionRequired&) {
+        disconnect();
+        throw;
+    } catch (const std::exception& e) {
+        disconnect();
+        throw DbLost(e.what());
+    }
     for (OutboxStatement which : {OutboxStatement::claim_leased, OutboxStatement::ack, OutboxStatement::nack,
                                   OutboxStatement::extend, OutboxStatement::dead, OutboxStatement::purge,
                                   OutboxStatement::saga_tick}) {
         const PreparedStatement& p = outbox_statement(which);
         Result pr;
         pr.r.reset(PQprepare(conn_, p.name, p.sql.c_str(), p.params, nullptr));
-        if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK)
+        if (PQresultStatus(pr.get()) != PGRES_COMMAND_OK) {
+            if (prepare_clash_sqlstate(PQresultErrorField(pr.get(), PG_DIAG_SQLSTATE))) {
+                std::string e = one_line(PQresultErrorMessage(pr.get()));
+                disconnect();
+                throw SessionRequired(session_required_message(redacted_, "preparing " + std::string(p.name) + " on a new connection: " + e));
+            }
             raise(std::string("cannot prepare ") + p.name, PQresultErrorMessage(pr.get()));
+        }
     }
     // The relay's own transactions (claim, ack, nack, extend) need not wait for a WAL flush:
     // a crash can only lose a claim (the lease is lost, the message comes back) or an ack (the
@@ -140,7 +158,9 @@ SourceDb::Result SourceDb::exec(const char* name, bool prepared, const std::vect
     const char* code = r.get() ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
     std::string msg = one_line(r.get() ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_));
     // Connection exceptions, shutdowns and "read-only" after a failover: reconnect.
-    bool lost = !connected() || connection_lost_sqlstate(code);
+    // 26000: a statement prepared on this connection is gone (its session changed under it, as
+    // through a transaction pool): reconnect, and the connect's check says why.
+    bool lost = !connected() || connection_lost_sqlstate(code) || (prepared && prepared_statement_missing_sqlstate(code));
     if (lost) { disconnect(); throw DbLost(std::string(name).substr(0, 60) + ": " + msg); }
     throw std::runtime_error(msg);
 }

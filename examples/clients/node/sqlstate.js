@@ -26,11 +26,13 @@ const STATUS_BY_SQLSTATE = Object.freeze({
   ON213: 500, // commit with claim_locked messages left unsettled (rolled back)
   ON214: 400, // a message header the relay may not send (transport or relay name, bad value)
   ON215: 403, // no publishing grant lets this role publish on the topic
+  ON216: 409, // a relay's settle met a key held by a prepared transaction
   ON301: 400, // invalid topic pattern
   ON302: 400, // invalid inbox source
   ON303: 400, // invalid inbox message id
   ON304: 400, // invalid handler
   ON305: 500, // a subscribed handler was dropped
+  ON306: 403, // handler or local step owned by a role without its run_as role's rights
   ON401: 400, // invalid saga definition or name
   ON402: 404, // saga or definition not found
   ON403: 422, // reply names a step the saga lacks

@@ -28,14 +28,21 @@ void validate_message_id(std::string_view message_id) {
     validate_as(ErrorCode::invalid_message_id, "message id", message_id);
 }
 
+std::vector<Subscription> subscriptions_for(const std::vector<Subscription>& subscriptions,
+                                            std::string_view topic) {
+    std::vector<Subscription> chosen;
+    for (const Subscription& s : subscriptions) {
+        if (!topic_matches(s.pattern, topic)) continue;
+        auto same_handler = [&](const Subscription& c) { return c.handler == s.handler; };
+        if (std::none_of(chosen.begin(), chosen.end(), same_handler)) chosen.push_back(s);
+    }
+    return chosen;
+}
+
 std::vector<uint32_t> handlers_for(const std::vector<Subscription>& subscriptions,
                                    std::string_view topic) {
     std::vector<uint32_t> handlers;
-    for (const Subscription& s : subscriptions) {
-        if (!topic_matches(s.pattern, topic)) continue;
-        if (std::find(handlers.begin(), handlers.end(), s.handler) == handlers.end())
-            handlers.push_back(s.handler);
-    }
+    for (const Subscription& s : subscriptions_for(subscriptions, topic)) handlers.push_back(s.handler);
     return handlers;
 }
 

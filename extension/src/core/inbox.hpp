@@ -17,10 +17,16 @@ void validate_message_id(std::string_view message_id);
 struct Subscription {
     std::string pattern;   // a valid topic pattern (validate_topic_pattern)
     uint32_t handler = 0;  // the handler function's oid
+    uint32_t run_as = 0;   // the role it runs as (0: its owner; pg/run_as.hpp)
 };
 
-// The handlers to run for `topic`, in subscription order. A handler subscribed through several
-// matching patterns runs once (its first matching subscription decides its position).
+// The subscriptions to run for `topic`, in subscription order. A handler subscribed through
+// several matching patterns runs once: its first matching subscription decides its position
+// and its run_as role.
+std::vector<Subscription> subscriptions_for(const std::vector<Subscription>& subscriptions,
+                                            std::string_view topic);
+
+// The handlers of subscriptions_for, in that order.
 std::vector<uint32_t> handlers_for(const std::vector<Subscription>& subscriptions,
                                    std::string_view topic);
 

@@ -8,7 +8,7 @@ namespace once {
 namespace {
 
 // The public API's functions and the role each is granted to (sql/src/*.sql GRANT EXECUTE).
-constexpr std::array<std::pair<std::string_view, const char*>, 38> kFunctions{{
+constexpr std::array<std::pair<std::string_view, const char*>, 40> kFunctions{{
     {"send", "once_producer"}, {"send_many", "once_producer"}, {"run", "once_producer"},
     {"key_acquire", "once_producer"}, {"key_checkpoint", "once_producer"}, {"key_complete", "once_producer"},
     {"key_release", "once_producer"}, {"request_fingerprint", "once_producer"}, {"saga_start", "once_producer"},
@@ -21,7 +21,8 @@ constexpr std::array<std::pair<std::string_view, const char*>, 38> kFunctions{{
     {"subscribe", "once_admin"}, {"unsubscribe", "once_admin"}, {"inbox_retry", "once_admin"},
     {"inbox_configure", "once_admin"}, {"purge_inbox", "once_admin"}, {"saga_define", "once_admin"},
     {"saga_retry", "once_admin"}, {"saga_abort", "once_admin"}, {"saga_diagram", "once_admin"},
-    {"grant_publish", "once_admin"}, {"revoke_publish", "once_admin"},
+    {"grant_publish", "once_admin"}, {"revoke_publish", "once_admin"}, {"expedite", "once_admin"},
+    {"cancel", "once_admin"},
 }};
 
 // A role name as SQL writes it: bare when it is a plain lower-case identifier, else quoted.

@@ -1,5 +1,7 @@
 #include "uuid_v7.hpp"
 
+#include <algorithm>
+
 namespace once {
 
 Uuid UuidV7Generator::next(uint64_t unix_ms, const std::array<uint8_t, 10>& random) {
@@ -40,6 +42,23 @@ std::string uuid_to_string(const Uuid& id) {
         s += hex[id[i] & 0xF];
     }
     return s;
+}
+
+Uuid uuid_v8_from_hash(const uint8_t* hash16) {
+    Uuid id;
+    std::copy(hash16, hash16 + 16, id.begin());
+    id[6] = static_cast<uint8_t>((id[6] & 0x0f) | 0x80);  // version 8
+    id[8] = static_cast<uint8_t>((id[8] & 0x3f) | 0x80);  // variant 10
+    return id;
+}
+
+std::string role_scoped_id_input(std::string_view role, const Uuid& chosen) {
+    std::string in("pg_once message_id v1");
+    in.push_back('\0');
+    in.append(role);
+    in.push_back('\0');
+    in.append(reinterpret_cast<const char*>(chosen.data()), chosen.size());
+    return in;
 }
 
 }  // namespace once

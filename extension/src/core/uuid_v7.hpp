@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace once {
 
@@ -29,6 +30,14 @@ private:
 
 // Milliseconds since the Unix epoch stored in a v7 uuid.
 uint64_t uuid_v7_unix_ms(const Uuid& id);
+
+// A version 8 uuid (RFC 9562, "custom") made of the first 16 bytes of a hash: version 8 and
+// variant 10 replace 6 of its bits.
+Uuid uuid_v8_from_hash(const uint8_t* hash16);
+
+// What a role-scoped message id hashes (docs/outbox.md, "message_id"): a fixed prefix, the
+// role's name and the id the producer chose, separated by NUL bytes (a role name holds none).
+std::string role_scoped_id_input(std::string_view role, const Uuid& chosen);
 
 // Canonical 8-4-4-4-12 lowercase hex form.
 std::string uuid_to_string(const Uuid& id);

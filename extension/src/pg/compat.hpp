@@ -11,6 +11,7 @@
 extern "C" {
 #include "catalog/pg_proc.h"  // ProcedureRelationId
 #include "utils/acl.h"
+#include "storage/lock.h"
 #include "utils/backend_status.h"
 }
 
@@ -42,6 +43,17 @@ inline LocalPgBackendStatus* local_backend_status(int idx) {
     return pgstat_get_local_beentry_by_index(idx);
 #else
     return pgstat_fetch_stat_local_beentry(idx);
+#endif
+}
+
+// Whether two lock-table entries (GetLockStatusData) belong to the same virtual transaction. 17
+// made the entry's backend id and local xid one VirtualTransactionId (vxid) when it replaced
+// backend ids with proc numbers; 15 has the two fields. (16 is untested here.)
+inline bool same_virtual_transaction(const LockInstanceData& a, const LockInstanceData& b) {
+#if PG_VERSION_NUM >= 170000
+    return VirtualTransactionIdEquals(a.vxid, b.vxid);
+#else
+    return a.backend == b.backend && a.lxid == b.lxid;
 #endif
 }
 

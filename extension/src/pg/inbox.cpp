@@ -7,14 +7,16 @@
 // READ a committed-but-invisible conflicting row is a serialization failure, never a second
 // processing.
 //
-// once.deliver runs the handlers directly through fmgr (no SPI round trip per handler), as
-// the role that called deliver: internal statements run AsExtensionOwner, handlers never do.
+// once.deliver runs the handlers directly through fmgr (no SPI round trip per handler), each
+// as its subscription's run_as role or its owner (run_as.hpp), never as the extension owner
+// and never with the rights of the role that called deliver.
 // The subscription list is cached per backend and dropped by a relcache invalidation that a
 // statement trigger on once.inbox_subscriptions sends on every change.
 #include "../core/error.hpp"
 #include "../core/inbox.hpp"
 #include "../core/topic.hpp"
 #include "guard.hpp"
+#include "run_as.hpp"
 #include "spi.hpp"
 #include "table_cache.hpp"
 #include "text_args.hpp"
@@ -90,7 +92,7 @@ bool insert_received(SavedPlan& plan, text* source, text* id, text* topic) {
 // ------------------------------------------------------------------ subscription cache
 
 SavedPlan subscriptions_plan(
-    "SELECT s.topic_pattern, s.handler::pg_catalog.oid"
+    "SELECT s.topic_pattern, s.handler::pg_catalog.oid, s.run_as::pg_catalog.oid"
     "  FROM once.inbox_subscriptions s ORDER BY s.subscribed_at, s.handler::pg_catalog.oid",
     {});
 
@@ -104,11 +106,13 @@ const std::vector<Subscription>& subscriptions() {
         uint64 n = subscriptions_plan.execute(nullptr, nullptr);
         loaded.reserve(n);
         for (uint64 row = 0; row < n; ++row) {
-            Datum pattern, handler;
+            Datum pattern, handler, run_as;
             spi_value(row, 1, &pattern);
             spi_value(row, 2, &handler);
+            bool chosen = spi_value(row, 3, &run_as);
             text* t = DatumGetTextPP(pattern);  // short varlena from a heap tuple: no detoast
-            loaded.push_back({std::string(text_view(t)), DatumGetObjectId(handler)});
+            loaded.push_back({std::string(text_view(t)), DatumGetObjectId(handler),
+                              chosen ? DatumGetObjectId(run_as) : InvalidOid});
         }
         return loaded;
     });
@@ -148,38 +152,50 @@ Datum inbound_datum(const Inbound& m) {
     });
 }
 
-// Runs handler(msg) as the current user. A handler's error propagates unchanged.
-void call_handler(Oid handler, Datum msg) {
-    bool exists = pg_call([&] { return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(handler)); });
+struct HandlerCall {
+    Oid handler;
+    Datum msg;
+};
+
+// The call itself, as the role call_as switched to (plain C: see call_as). Direct fmgr calls
+// skip the executor's permission check: it is done here, as the executor would for
+// SELECT handler(msg), for the role the handler runs as.
+void invoke_handler(void* arg) {
+    auto* c = static_cast<HandlerCall*>(arg);
+    AclResult acl = compat::function_execute_aclcheck(c->handler, GetUserId());
+    if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(c->handler));
+    InvokeFunctionExecuteHook(c->handler);
+    FmgrInfo flinfo;
+    fmgr_info(c->handler, &flinfo);
+    LOCAL_FCINFO(call, 1);
+    InitFunctionCallInfoData(*call, &flinfo, 1, InvalidOid, nullptr, nullptr);
+    call->args[0].value = c->msg;
+    call->args[0].isnull = false;
+    (void)FunctionCallInvoke(call);
+}
+
+// Runs the subscription's handler(msg) as its run_as role or owner. A handler's error
+// propagates unchanged.
+void call_handler(const Subscription& s, Datum msg) {
+    bool exists = pg_call([&] { return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(s.handler)); });
     if (!exists)
         throw Error(ErrorCode::handler_unavailable, "an inbox handler no longer exists",
-                    "A subscription names function oid " + std::to_string(handler) +
+                    "A subscription names function oid " + std::to_string(s.handler) +
                         ", which was dropped.",
                     "Remove it with once.unsubscribe(pattern, handler) (see once.inbox_subscriptions) "
                     "or subscribe the recreated function.");
-    pg_call([&] {
-        // Direct fmgr calls skip the executor's permission check: do it here, as the executor
-        // would for SELECT handler(msg).
-        AclResult acl = compat::function_execute_aclcheck(handler, GetUserId());
-        if (acl != ACLCHECK_OK) aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(handler));
-        InvokeFunctionExecuteHook(handler);
-        FmgrInfo flinfo;
-        fmgr_info(handler, &flinfo);
-        LOCAL_FCINFO(call, 1);
-        InitFunctionCallInfoData(*call, &flinfo, 1, InvalidOid, nullptr, nullptr);
-        call->args[0].value = msg;
-        call->args[0].isnull = false;
-        (void)FunctionCallInvoke(call);
-    });
+    Oid role = function_run_as(s.handler, s.run_as, "inbox handler");
+    HandlerCall c{s.handler, msg};
+    pg_call([&] { call_as(role, invoke_handler, &c); });
 }
 
 // --------------------------------------------------------------------------- deliver
 
 const char* deliver(text* source, text* id, text* topic, Datum payload, Datum headers) {
-    std::vector<uint32_t> handlers;
+    std::vector<Subscription> handlers;
     {
         SpiSession spi;
-        handlers = handlers_for(subscriptions(), text_view(topic));
+        handlers = subscriptions_for(subscriptions(), text_view(topic));
         Datum values[] = {PointerGetDatum(source), PointerGetDatum(id), PointerGetDatum(topic)};
         AsExtensionOwner owner;
         // Without a handler nothing is recorded: a later subscription can still process the
@@ -196,7 +212,7 @@ const char* deliver(text* source, text* id, text* topic, Datum payload, Datum he
         }
     }
     Datum msg = inbound_datum({source, id, topic, payload, headers});
-    for (uint32_t handler : handlers) call_handler(handler, msg);
+    for (const Subscription& s : handlers) call_handler(s, msg);
     return "processed";
 }
 
@@ -232,9 +248,11 @@ SavedPlan failed_plan(
 // ------------------------------------------------------------------------- subscribe
 
 SavedPlan subscribe_plan(
-    "INSERT INTO once.inbox_subscriptions (topic_pattern, handler) VALUES ($1, $2)"
-    " ON CONFLICT (topic_pattern, handler) DO NOTHING",
-    {TEXTOID, REGPROCEDUREOID});
+    "INSERT INTO once.inbox_subscriptions AS s (topic_pattern, handler, run_as) VALUES ($1, $2, $3)"
+    " ON CONFLICT (topic_pattern, handler) DO UPDATE SET run_as = EXCLUDED.run_as"
+    "  WHERE NOT COALESCE(s.run_as::pg_catalog.oid OPERATOR(pg_catalog.=) EXCLUDED.run_as::pg_catalog.oid,"
+    "                     s.run_as IS NULL AND EXCLUDED.run_as IS NULL)",
+    {TEXTOID, REGPROCEDUREOID, REGROLEOID});
 
 // Throws invalid_handler unless `handler` is a plain function taking one once.inbound.
 void validate_handler(Oid handler) {
@@ -326,12 +344,15 @@ ONCE_SQL_FUNCTION(once_subscribe) {
                     "Pass the handler as 'schema.function(once.inbound)'.");
     Oid handler = PG_GETARG_OID(1);
     validate_handler(handler);
-    Datum values[] = {PointerGetDatum(pattern), ObjectIdGetDatum(handler)};
+    const Oid run_as = PG_ARGISNULL(2) ? InvalidOid : PG_GETARG_OID(2);
+    (void)function_run_as(handler, run_as, "inbox handler");
+    Datum values[] = {PointerGetDatum(pattern), ObjectIdGetDatum(handler), ObjectIdGetDatum(run_as)};
+    const char nulls[] = {' ', ' ', OidIsValid(run_as) ? ' ' : 'n'};
     bool added;
     {
         SpiSession spi;
         AsExtensionOwner owner;
-        added = subscribe_plan.execute(values, nullptr) == 1;
+        added = subscribe_plan.execute(values, nulls) == 1;
     }
     PG_RETURN_BOOL(added);
 }

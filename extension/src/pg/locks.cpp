@@ -3,6 +3,7 @@
 #include "guard.hpp"
 
 extern "C" {
+#include "access/twophase.h"
 #include "storage/lock.h"
 }
 
@@ -14,6 +15,51 @@ void lock_transaction(LockClass lock_class, uint32 hash) {
         SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(lock_class), hash, kOnceLockField4);
         (void)LockAcquire(&tag, ExclusiveLock, false /* transaction lock */, false /* wait */);
     });
+}
+
+namespace {
+LOCKTAG once_tag(LockClass lock_class, uint32 hash) {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(lock_class), hash, kOnceLockField4);
+    return tag;
+}
+}  // namespace
+
+bool try_lock_transaction(LockClass lock_class, uint32 hash) {
+    return pg_call([&] {
+        LOCKTAG tag = once_tag(lock_class, hash);
+        return LockAcquire(&tag, ExclusiveLock, false /* transaction lock */, true /* don't wait */) !=
+               LOCKACQUIRE_NOT_AVAIL;
+    });
+}
+
+std::vector<std::pair<uint32, TransactionId>> held_by_prepared(LockClass lock_class) {
+    std::vector<std::pair<uint32, TransactionId>> held;
+    if (max_prepared_xacts == 0) return held;   // (the default: two-phase commit is off)
+    pg_call([&] {
+        LockData* data = GetLockStatusData();
+        // A prepared transaction's locks belong to no process (pid 0). Its xid is the one of its
+        // own transaction-id lock, which carries the same virtual transaction id.
+        for (int i = 0; i < data->nelements; ++i) {
+            const LockInstanceData& l = data->locks[i];
+            const LOCKTAG& t = l.locktag;
+            if (l.pid != 0 || t.locktag_type != LOCKTAG_ADVISORY || t.locktag_field1 != MyDatabaseId ||
+                t.locktag_field2 != static_cast<uint32>(lock_class) || t.locktag_field4 != kOnceLockField4 ||
+                (l.holdMask & LOCKBIT_ON(ExclusiveLock)) == 0)
+                continue;
+            TransactionId xid = InvalidTransactionId;
+            for (int k = 0; k < data->nelements; ++k) {
+                const LockInstanceData& x = data->locks[k];
+                if (x.pid == 0 && x.locktag.locktag_type == LOCKTAG_TRANSACTION &&
+                    compat::same_virtual_transaction(x, l)) {
+                    xid = x.locktag.locktag_field1;
+                    break;
+                }
+            }
+            held.emplace_back(t.locktag_field3, xid);
+        }
+    });
+    return held;
 }
 
 bool try_lock_session(LockClass lock_class, uint32 hash) {

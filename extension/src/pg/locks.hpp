@@ -11,6 +11,9 @@
 #include "../core/names.hpp"
 #include "postgres_headers.hpp"
 
+#include <utility>
+#include <vector>
+
 namespace once::pg {
 
 // pg_locks.objsubid of every pg_once lock. Not 1 or 2 (SQL's advisory locks).
@@ -27,6 +30,15 @@ enum class LockClass : uint32 {
 // Exclusive, held to the end of the transaction (like pg_advisory_xact_lock). May ereport:
 // call it from C++ frames through pg_call or let the helper do so (it does).
 void lock_transaction(LockClass lock_class, uint32 hash);
+
+// Like lock_transaction, but only if no other transaction holds it: never waits.
+bool try_lock_transaction(LockClass lock_class, uint32 hash);
+
+// Every hash of lock_class that a prepared transaction (two-phase commit) holds in this
+// database, with that transaction's xid. A prepared transaction keeps its locks until COMMIT /
+// ROLLBACK PREPARED, which may be never. Reads the whole lock table: call it rarely (it returns
+// at once when max_prepared_transactions is 0, the default).
+std::vector<std::pair<uint32, TransactionId>> held_by_prepared(LockClass lock_class);
 
 // Held by this session until it ends, if no other session holds it: true when this session
 // holds it (also when it already did). Never waits.

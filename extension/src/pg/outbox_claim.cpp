@@ -32,6 +32,7 @@
 #include "../core/outbox_policy.hpp"
 #include "../core/topic.hpp"
 #include "outbox_args.hpp"
+#include "outbox_key_order.hpp"
 #include "outbox_locked.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
@@ -213,7 +214,8 @@ Uuid topic_low_watermark(std::string_view topic, Datum topic_text) {
 //   $3 batch, $4 relay, $5 topic patterns (NULL: every topic), $6 lease (claim only),
 //   $7 keys this transaction holds unsettled (claim_locked: what follows them must wait),
 //   $8 the topics to scan when every pattern is literal (NULL: enumerate and match $5), and
-//   $9 their own low watermarks (enumerated topics start at $1).
+//   $9 their own low watermarks (enumerated topics start at $1), and $10 the key lock buckets
+//   prepared transactions hold (NULL: none; outbox_key_order.hpp): their keys are skipped.
 // Each scan is ORDER BY + LIMIT + FOR UPDATE SKIP LOCKED on one index, run with the plan
 // shapes IndexOrderPlans forces. Rows a scan locked beyond the batch stay locked, untouched,
 // until the transaction ends.
@@ -225,7 +227,9 @@ const std::string kClaimable = R"(
             OR (NOT o.key OPERATOR(pg_catalog.=) ANY ($7::pg_catalog.text[])
                 AND NOT EXISTS (SELECT 1 FROM once.outbox e
                                  WHERE e.key OPERATOR(pg_catalog.=) o.key AND e.key IS NOT NULL
-                                   AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq))))";
+                                   AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq)
+                AND ($10::pg_catalog.int4[] IS NULL
+                     OR NOT once._outbox_key_bucket(o.key) OPERATOR(pg_catalog.=) ANY ($10::pg_catalog.int4[])))))";
 
 // Its attempts are used up (a lease expired on the last one): it becomes a dead letter.
 // (Never on attempt 0, almost every message: no policy lookup for those.)
@@ -328,7 +332,8 @@ SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.ke
   FROM d ORDER BY d.sort)";
 
 const std::initializer_list<Oid> kClaimTypes = {UUIDOID,      UUIDOID,     INT4OID,      TEXTOID,     TEXTARRAYOID,
-                                                INTERVALOID, TEXTARRAYOID, TEXTARRAYOID, UUIDARRAYOID};
+                                                INTERVALOID, TEXTARRAYOID, TEXTARRAYOID, UUIDARRAYOID,
+                                                INT4ARRAYOID};
 const std::string kLeaseEvery = kEveryTopic + kLeaseTail;
 const std::string kLeaseSome = kSomeTopics + kLeaseTail;
 const std::string kDeleteEvery = kEveryTopic + kDeleteTail;
@@ -375,11 +380,13 @@ uint64 run_claim(ClaimMode mode, text* relay, int32 batch, ArrayType* patterns, 
         });
     }
     ArrayType* held = text_array(outbox_locked_keys());
+    ArrayType* prepared = prepared_key_buckets();
     Datum values[] = {uuid_datum(low),        uuid_datum(high),          Int32GetDatum(batch),
                       PointerGetDatum(relay), PointerGetDatum(patterns), lease,
-                      PointerGetDatum(held),  PointerGetDatum(literal_names), PointerGetDatum(literal_lows)};
+                      PointerGetDatum(held),  PointerGetDatum(literal_names), PointerGetDatum(literal_lows),
+                      PointerGetDatum(prepared)};
     const char nulls[] = {' ', ' ', ' ', ' ', patterns ? ' ' : 'n', lease ? ' ' : 'n', ' ',
-                          literal ? ' ' : 'n', literal ? ' ' : 'n'};
+                          literal ? ' ' : 'n', literal ? ' ' : 'n', prepared ? ' ' : 'n'};
     SavedPlan& plan = mode == ClaimMode::leased ? (patterns ? lease_some_plan : lease_every_plan)
                                                 : (patterns ? delete_some_plan : delete_every_plan);
     uint64 n;

@@ -1,12 +1,19 @@
 // Per-key order decided at commit; the mechanism and why: outbox_key_order.hpp, docs/outbox.md.
 #include "outbox_key_order.hpp"
 
+#include "../core/error.hpp"
 #include "../core/outbox_policy.hpp"
 #include "convert.hpp"
 #include "guard.hpp"
 #include "locks.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
+#include "text_args.hpp"
+
+extern "C" {
+#include "access/twophase.h"
+#include "funcapi.h"
+}
 
 #include <algorithm>
 #include <cstring>
@@ -117,6 +124,51 @@ std::optional<Uuid> last_committed_key_seq(const std::string& key, Snapshot othe
     return seq;
 }
 
+// The key of `released` in `bucket`, for an error message.
+std::string key_in_bucket(const std::vector<Released>& released, uint32 bucket) {
+    for (const Released& r : released)
+        if (key_bucket(key_hash(r.key)) == bucket) return r.key;
+    return {};
+}
+
+SavedPlan prepared_gid_plan(
+    "SELECT p.gid FROM pg_catalog.pg_prepared_xacts p WHERE p.transaction OPERATOR(pg_catalog.=) $1",
+    {XIDOID});
+
+[[noreturn]] void held_by_prepared_error(const std::string& key, TransactionId xid) {
+    std::string gid = "?";
+    {
+        SpiSession spi;
+        Datum values[] = {TransactionIdGetDatum(xid)};
+        Datum g;
+        // (at pre-commit there is no outer snapshot: the statement brings its own)
+        Snapshot now = pg_call([] { return RegisterSnapshot(GetLatestSnapshot()); });
+        if (prepared_gid_plan.execute(now, true, values, nullptr, 1) == 1 && spi_value(0, 1, &g))
+            gid = std::string(text_view(DatumGetTextPP(g)));
+        pg_call([&] { UnregisterSnapshot(now); });
+    }
+    throw Error(ErrorCode::key_held_by_prepared,
+                "key \"" + key + "\" is held by prepared transaction \"" + gid + "\"",
+                "The prepared transaction (xid " + std::to_string(xid) +
+                    ") keeps the order lock of this key, or of a key that shares its lock bucket, until "
+                    "COMMIT PREPARED or ROLLBACK PREPARED: settling this message would wait until then.",
+                "End it with COMMIT PREPARED '" + gid + "' or ROLLBACK PREPARED '" + gid +
+                    "'. once.blocked_keys lists the keys it holds; claims skip them meanwhile.");
+}
+
+// Locks the buckets of a transaction that only releases keys: as lock_key_bucket, in the same
+// order, except that a bucket a prepared transaction holds is an error, not a wait.
+void lock_released_buckets(const std::vector<uint32>& buckets, const std::vector<Released>& released) {
+    std::optional<std::vector<std::pair<uint32, TransactionId>>> prepared;  // read once, if needed
+    for (uint32 b : buckets) {
+        if (try_lock_transaction(LockClass::outbox_key, b)) continue;
+        if (!prepared) prepared = held_by_prepared(LockClass::outbox_key);
+        for (const auto& [bucket, xid] : *prepared)
+            if (bucket == b) held_by_prepared_error(key_in_bucket(released, b), xid);
+        lock_key_bucket(b);   // a running transaction's commit: wait for it, as every commit does
+    }
+}
+
 // The pre-commit step: every key lock in one order, then the sent messages' final key_seqs
 // and head / waiting positions, then the promotion of released keys' next messages.
 void settle_key_order() {
@@ -137,7 +189,10 @@ void settle_key_order() {
     for (const Released& r : released) buckets.push_back(key_bucket(key_hash(r.key)));
     std::sort(buckets.begin(), buckets.end());
     buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
-    for (uint32 b : buckets) lock_key_bucket(b);
+    if (sent.empty())
+        lock_released_buckets(buckets, released);
+    else
+        for (uint32 b : buckets) lock_key_bucket(b);
 
     SpiSession spi;
     if (!sent.empty()) {
@@ -253,4 +308,45 @@ void outbox_key_released(std::string_view key, const Uuid& seq) {
     released_in_xact.push_back(Released{std::string(key), seq});
 }
 
+ArrayType* prepared_key_buckets() {
+    static std::vector<int32> buckets;
+    static TimestampTz read_at = 0;
+    if (max_prepared_xacts == 0) return nullptr;
+    TimestampTz now = GetCurrentTimestamp();
+    if (now - read_at >= 1000 * 1000 || now < read_at) {
+        buckets.clear();
+        for (const auto& held : held_by_prepared(LockClass::outbox_key)) buckets.push_back(static_cast<int32>(held.first));
+        read_at = now;
+    }
+    if (buckets.empty()) return nullptr;
+    return pg_call([&] {
+        std::vector<Datum> d;
+        for (int32 b : buckets) d.push_back(Int32GetDatum(b));
+        return construct_array(d.data(), static_cast<int>(d.size()), INT4OID, 4, true, TYPALIGN_INT);
+    });
+}
+
 }  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+// once._outbox_key_bucket(key text) RETURNS integer: the lock bucket of a key (claims and
+// once.blocked_keys compare it with the buckets prepared transactions hold).
+ONCE_SQL_FUNCTION(once_outbox_key_bucket) {
+    text* key = PG_GETARG_TEXT_PP(0);
+    PG_RETURN_INT32(static_cast<int32>(key_bucket(key_hash(text_view(key)))));
+}
+
+// once._outbox_prepared_buckets() RETURNS TABLE (bucket integer, transaction xid): the lock
+// buckets prepared transactions hold, read now.
+ONCE_SQL_FUNCTION(once_outbox_prepared_buckets) {
+    pg_call([&] { InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC); });
+    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    for (const auto& [bucket, xid] : held_by_prepared(LockClass::outbox_key)) {
+        Datum values[] = {Int32GetDatum(static_cast<int32>(bucket)), TransactionIdGetDatum(xid)};
+        bool nulls[] = {false, !TransactionIdIsValid(xid)};
+        pg_call([&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); });
+    }
+    return (Datum)0;
+}

@@ -31,6 +31,14 @@
 //    in the same pre-commit step under the same lock: a producer that commits meanwhile either
 //    sees the removed message (its message waits, then is promoted) or sees it gone (its
 //    message does not wait).
+//
+// Prepared transactions (issue 20, finding 2). A prepared transaction that sent a key keeps
+// that key's lock (its bucket's) until COMMIT / ROLLBACK PREPARED, which may be never. A
+// commit that only releases keys -- a relay's acks and nacks, an admin's discard -- does not
+// wait for one: it fails at once with ON216, naming the key and the prepared transaction (the
+// relay gives its batch back). Claims skip the keys of buckets a prepared transaction holds
+// (prepared_key_buckets), so the relay goes on with every other key, and once.blocked_keys
+// lists them with reason 'prepared'.
 #pragma once
 
 #include "../core/uuid_v7.hpp"
@@ -53,5 +61,10 @@ void outbox_key_order_sent(text* key, const Uuid& id, const Uuid& seq, bool wait
 // The current transaction removed a message of `key` (key_seq `seq`; nil: unknown) that may
 // have been its head: the key's next message is promoted at commit.
 void outbox_key_released(std::string_view key, const Uuid& seq);
+
+// The lock buckets that prepared transactions hold now, for claims to skip (NULL: none, and
+// always NULL with max_prepared_transactions = 0). Refreshed at most once a second per backend:
+// a claim made in between may still take such a key, and its commit then fails with ON216.
+ArrayType* prepared_key_buckets();
 
 }  // namespace once::pg

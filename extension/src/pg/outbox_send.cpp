@@ -4,6 +4,7 @@
 #include "../core/outbox_policy.hpp"
 #include "../core/topic.hpp"
 #include "outbox_args.hpp"
+#include "message_ids.hpp"
 #include "outbox_key_order.hpp"
 #include "publish_grants.hpp"
 #include "outbox_notify.hpp"
@@ -39,7 +40,7 @@ SavedPlan insert_explicit_plan(
 
 // A repeated explicit message_id is a no-op only for the same message (issue 11, finding 6):
 // 0.1 skipped any repeat silently, so a producer could pre-empt another's id with its own
-// topic and payload. (pg_catalog operators only: no IS DISTINCT FROM, which looks up "=".)
+// topic and payload. (Ids of other roles cannot meet here: message_ids.hpp.) (pg_catalog operators only: no IS DISTINCT FROM, which looks up "=".)
 SavedPlan same_message_plan(
     "SELECT o.topic OPERATOR(pg_catalog.=) $2"
     "   AND COALESCE(o.key OPERATOR(pg_catalog.=) $3, o.key IS NULL AND $3 IS NULL)"
@@ -118,7 +119,8 @@ ONCE_SQL_FUNCTION(once_send) {
     TimestampTz wall = GetCurrentTimestamp();
     Uuid generated = next_id();
     // (allocated in the caller's context: it is the result, returned after SPI has finished)
-    Datum id = explicit_id ? PG_GETARG_DATUM(5) : uuid_datum(generated, spi.caller_context());
+    Datum id = uuid_datum(explicit_id ? role_scoped_message_id(to_uuid(PG_GETARG_DATUM(5))) : generated,
+                          spi.caller_context());
     // The claim position: the id itself (pos NULL), or deliver_at when that lies in the
     // future, or a fresh v7 uuid when the producer chose the id.
     const bool delayed = has_deliver_at && deliver_at > wall;

@@ -1,8 +1,9 @@
 // once.saga_tick(max integer) and once.saga_tick(): the saga timer (see docs/sagas.md).
 //
-// Two identities in one function. Local step functions are the caller's code: they run as
-// the role that called saga_tick (normally once_relay), under its search_path, in a
-// subtransaction. Everything else (locking due sagas, reading a waiting local step, applying
+// Two identities in one function. Local step functions run under the caller's search_path, in
+// a subtransaction, as their definition's run_as role or their owner (run_as.hpp): never with
+// the rights of the role that called saga_tick (normally once_relay), which its owner could
+// otherwise borrow by changing the function's body. Everything else (locking due sagas, reading a waiting local step, applying
 // a deadline or a local step's outcome) runs AsExtensionOwner through the internal functions
 // once._saga_due / _saga_local / _saga_apply, which are granted to nobody: a relay can drive
 // the timer, but it cannot apply an arbitrary event (abort a saga, forge a reply) itself.
@@ -10,6 +11,7 @@
 // search_path on the caller's side changes nothing in them.
 #include "../core/error.hpp"
 #include "guard.hpp"
+#include "run_as.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
 
@@ -43,7 +45,7 @@ SavedPlan local_plan(
     "SELECT l.local OPERATOR(pg_catalog.->>) 'function'::pg_catalog.text, "
     "       l.local OPERATOR(pg_catalog.->>) 'step'::pg_catalog.text, "
     "       (l.local OPERATOR(pg_catalog.->>) 'compensate'::pg_catalog.text)::pg_catalog.bool, "
-    "       l.data "
+    "       l.data, l.run_as::pg_catalog.oid "
     "  FROM once._saga_local($1) l",
     {TEXTOID});
 
@@ -58,6 +60,7 @@ struct LocalStep {
     std::string step;
     bool compensate = false;
     Datum data = 0;  // jsonb, copied out of SPI's tuple; 0 = NULL
+    Oid run_as = InvalidOid;  // the definition's run_as role (none: the function's owner)
 };
 
 std::string spi_text(uint64 row, int column) {
@@ -73,13 +76,16 @@ struct LocalResult {
     std::string error;      // the error message when !ok
 };
 
-// Runs fn(saga_id, data) as the current user in a subtransaction, the way a PL/pgSQL
+// Runs fn(saga_id, data) as its run_as role or owner in a subtransaction, the way a PL/pgSQL
 // BEGIN ... EXCEPTION block would: its error is caught, its work rolled back. Plain C in the
 // PG_TRY (no C++ objects with destructors); called through pg_call for the rest.
-void run_local_function(const char* function, text* saga_id, Datum data, bool* ok, Datum* output,
+void run_local_function(const char* function, Oid run_as, text* saga_id, Datum data, bool* ok, Datum* output,
                         char** error) {
     MemoryContext caller_context = CurrentMemoryContext;
     ResourceOwner caller_owner = CurrentResourceOwner;
+    Oid caller_user;
+    int caller_security;
+    GetUserIdAndSecContext(&caller_user, &caller_security);
     BeginInternalSubTransaction(nullptr);
     MemoryContextSwitchTo(caller_context);
     PG_TRY();
@@ -90,6 +96,9 @@ void run_local_function(const char* function, text* saga_id, Datum data, bool* o
         initStringInfo(&name);
         appendStringInfo(&name, "%s(text, jsonb)", function);
         Oid fn = DatumGetObjectId(DirectFunctionCall1(regprocedurein, CStringGetDatum(name.data)));
+        // (an owner not trusted for run_as fails the step, with ON306's message)
+        Oid role = resolve_run_as(fn, run_as, "saga step function");
+        if (OidIsValid(role)) SetUserIdAndSecContext(role, caller_security | SECURITY_LOCAL_USERID_CHANGE);
         StringInfoData sql;
         initStringInfo(&sql);
         appendStringInfo(&sql, "SELECT %s($1, $2)::pg_catalog.jsonb",
@@ -105,6 +114,7 @@ void run_local_function(const char* function, text* saga_id, Datum data, bool* o
         MemoryContextSwitchTo(caller_context);
         *output = isnull ? 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(result));
         *ok = true;
+        SetUserIdAndSecContext(caller_user, caller_security);
         ReleaseCurrentSubTransaction();
         MemoryContextSwitchTo(caller_context);
         CurrentResourceOwner = caller_owner;
@@ -114,6 +124,7 @@ void run_local_function(const char* function, text* saga_id, Datum data, bool* o
         MemoryContextSwitchTo(caller_context);
         ErrorData* data_error = CopyErrorData();
         FlushErrorState();
+        SetUserIdAndSecContext(caller_user, caller_security);
         RollbackAndReleaseCurrentSubTransaction();
         MemoryContextSwitchTo(caller_context);
         CurrentResourceOwner = caller_owner;
@@ -131,7 +142,8 @@ LocalResult run_local(const LocalStep& step, text* saga_id) {
     char* error = nullptr;
     const char* function = step.function.c_str();
     Datum data = step.data;
-    pg_call([&] { run_local_function(function, saga_id, data, &ok, &output, &error); });
+    Oid run_as = step.run_as;
+    pg_call([&] { run_local_function(function, run_as, saga_id, data, &ok, &output, &error); });
     r.ok = ok;
     r.output = output;
     if (!ok) r.error = error ? error : "error";
@@ -160,6 +172,8 @@ bool waiting_local_step(text* saga_id, LocalStep* step, const SpiSession& spi) {
     step->compensate = spi_value(0, 3, &compensate) && DatumGetBool(compensate);
     Datum data;
     step->data = spi_value(0, 4, &data) ? spi.copy_out(data, false, -1) : 0;
+    Datum run_as;
+    step->run_as = spi_value(0, 5, &run_as) ? DatumGetObjectId(run_as) : InvalidOid;
     return !step->function.empty();
 }
 

@@ -29,11 +29,13 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::claim_unsettled:        return MAKE_SQLSTATE('O', 'N', '2', '1', '3');
         case ErrorCode::reserved_header:        return MAKE_SQLSTATE('O', 'N', '2', '1', '4');
         case ErrorCode::publish_denied:         return MAKE_SQLSTATE('O', 'N', '2', '1', '5');
+        case ErrorCode::key_held_by_prepared:   return MAKE_SQLSTATE('O', 'N', '2', '1', '6');
         case ErrorCode::invalid_topic_pattern:  return MAKE_SQLSTATE('O', 'N', '3', '0', '1');
         case ErrorCode::invalid_inbox_source:   return MAKE_SQLSTATE('O', 'N', '3', '0', '2');
         case ErrorCode::invalid_message_id:     return MAKE_SQLSTATE('O', 'N', '3', '0', '3');
         case ErrorCode::invalid_handler:        return MAKE_SQLSTATE('O', 'N', '3', '0', '4');
         case ErrorCode::handler_unavailable:    return MAKE_SQLSTATE('O', 'N', '3', '0', '5');
+        case ErrorCode::untrusted_function:     return MAKE_SQLSTATE('O', 'N', '3', '0', '6');
         case ErrorCode::saga_invalid_definition: return MAKE_SQLSTATE('O', 'N', '4', '0', '1');
         case ErrorCode::saga_not_found:          return MAKE_SQLSTATE('O', 'N', '4', '0', '2');
         case ErrorCode::saga_unknown_step:       return MAKE_SQLSTATE('O', 'N', '4', '0', '3');

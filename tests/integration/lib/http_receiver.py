@@ -10,9 +10,11 @@ connection; "body" = the body as received, when it is not JSON). Behaviour for t
   --retry-after V     Retry-After header sent with failures
   --dead-topic T      always answer 400 "bad order" for topic T
   --delay-ms D        sleep D ms before answering (a slow receiver)
+  --hold-while PATH   answer nothing while PATH exists (at most 120 s): a hung receiver the
+                      test releases by deleting PATH
 The chosen port is written to --port-file once listening.
 """
-import argparse, json, threading, time
+import argparse, json, os, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ap = argparse.ArgumentParser()
@@ -23,6 +25,7 @@ ap.add_argument("--fail-status", type=int, default=503)
 ap.add_argument("--retry-after")
 ap.add_argument("--dead-topic")
 ap.add_argument("--delay-ms", type=int, default=0)
+ap.add_argument("--hold-while")
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -43,6 +46,9 @@ class Handler(BaseHTTPRequestHandler):
         topic = self.headers.get("X-Once-Topic")
         if args.delay_ms:
             time.sleep(args.delay_ms / 1000.0)
+        held_until = time.time() + 120
+        while args.hold_while and os.path.exists(args.hold_while) and time.time() < held_until:
+            time.sleep(0.02)
         with lock:
             attempts[mid] = attempts.get(mid, 0) + 1
             k = attempts[mid]

@@ -53,3 +53,13 @@ TEST(InboxHandlers, MatchInSubscriptionOrderWithoutDuplicates) {
     EXPECT_EQ(once::handlers_for({{"order.*", 1}}, "order"), std::vector<uint32_t>{});
     EXPECT_TRUE(once::handlers_for({}, "order.created").empty());
 }
+
+TEST(InboxHandlers, FirstMatchingSubscriptionDecidesTheRunAsRole) {
+    std::vector<Subscription> subs{{"order.>", 10, 7}, {"order.*", 10, 8}, {"order.created", 20, 0}};
+    std::vector<Subscription> chosen = once::subscriptions_for(subs, "order.created");
+    ASSERT_EQ(chosen.size(), 2u);
+    EXPECT_EQ(chosen[0].handler, 10u);
+    EXPECT_EQ(chosen[0].run_as, 7u);  // order.> came first: its role, not order.*'s
+    EXPECT_EQ(chosen[1].handler, 20u);
+    EXPECT_EQ(chosen[1].run_as, 0u);
+}

@@ -52,3 +52,24 @@ TEST(UuidV7, DistinctRandomPartsGiveDistinctIds) {
     for (int i = 0; i < 1000; ++i) ids.insert(gen.next(42 + i / 100, bytes(static_cast<uint8_t>(i))));
     EXPECT_EQ(ids.size(), 1000u);
 }
+
+TEST(UuidV8, VersionAndVariantBitsReplaceSixBitsOfTheHash) {
+    uint8_t hash[16];
+    for (int i = 0; i < 16; ++i) hash[i] = 0xff;
+    once::Uuid id = once::uuid_v8_from_hash(hash);
+    EXPECT_EQ(once::uuid_to_string(id), "ffffffff-ffff-8fff-bfff-ffffffffffff");
+    for (int i = 0; i < 16; ++i) hash[i] = 0x00;
+    EXPECT_EQ(once::uuid_to_string(once::uuid_v8_from_hash(hash)), "00000000-0000-8000-8000-000000000000");
+}
+
+TEST(UuidV8, RoleScopedInputSeparatesRoleAndId) {
+    once::Uuid chosen{};
+    chosen[15] = 7;
+    std::string a = once::role_scoped_id_input("alice", chosen);
+    std::string b = once::role_scoped_id_input("bob", chosen);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(a.substr(0, 22), std::string("pg_once message_id v1\0", 22));
+    EXPECT_EQ(a.size(), 22u + 5 + 1 + 16);
+    EXPECT_EQ(a[22 + 5], '\0');
+    EXPECT_EQ(static_cast<uint8_t>(a.back()), 7);
+}
