@@ -15,20 +15,20 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 psql -qX -v ON_ERROR_STOP=1 -d postgres >/dev/null <<'SQL'
 CREATE EXTENSION pg_once;
 CREATE ROLE oncall LOGIN IN ROLE once_admin;
--- a dead letter (the guide's example id)
-SELECT once.send('payment.requested', '{"order": 1}', message_id => '0190a5e2-7c4b-7d1e-8a4f-2b6c9d0e1f23');
+-- a dead letter (the guide's example id stands for its id)
+SELECT once.send('payment.requested', '{"order": 1}') AS paid \gset
 SELECT count(*) FROM once.claim('relay-a', 10, topics => ARRAY['payment.requested']);
-SELECT once.dead('relay-a', '0190a5e2-7c4b-7d1e-8a4f-2b6c9d0e1f23', 'HTTP 422: unknown customer');
+SELECT once.dead('relay-a', :'paid', 'HTTP 422: unknown customer');
 -- key order-7: a dead head and two messages behind it
-SELECT once.send('kitchen.ticket', '{"n": 1}', key => 'order-7', message_id => '0190a5e2-7c4b-7d1e-8a4f-000000000007');
+SELECT once.send('kitchen.ticket', '{"n": 1}', key => 'order-7') AS ticket \gset
 SELECT count(*) FROM once.claim('relay-a', 10, topics => ARRAY['kitchen.ticket']);
-SELECT once.dead('relay-a', '0190a5e2-7c4b-7d1e-8a4f-000000000007', 'HTTP 400: bad ticket');
+SELECT once.dead('relay-a', :'ticket', 'HTTP 400: bad ticket');
 SELECT once.send('kitchen.ticket', '{"n": 2}', key => 'order-7');
 SELECT once.send('kitchen.ticket', '{"n": 3}', key => 'order-7');
 -- order.created: a message whose attempts ran out during a sink outage, one waiting for its retry
-SELECT once.send('order.created', '{"order": 2}', message_id => '0190a5e2-7c4b-7d1e-8a4f-000000000002');
+SELECT once.send('order.created', '{"order": 2}') AS created \gset
 SELECT count(*) FROM once.claim('relay-a', 10, topics => ARRAY['order.created']);
-SELECT once.dead('relay-a', '0190a5e2-7c4b-7d1e-8a4f-000000000002', 'connection refused');
+SELECT once.dead('relay-a', :'created', 'connection refused');
 SELECT once.send('order.created', '{"order": 3}');
 SELECT once.nack('relay-a', m.id, 'connection refused', interval '1 hour')
   FROM once.claim('relay-a', 10, topics => ARRAY['order.created']) m;
@@ -47,7 +47,11 @@ SQL
     || fail "the saga did not fail"
 
 # Each ```sql block of the guide, in order, as the on-call role.
-blocks=$(awk '/^```sql$/ {on = 1; next} /^```$/ {if (on) print "-- end of block"; on = 0; next} on' "$root/docs/operations.md")
+# The guide's example message id stands for the dead letter's id here.
+example=0190a5e2-7c4b-7d1e-8a4f-2b6c9d0e1f23
+paid=$(psql -qAtX -d postgres -c "SELECT id FROM once.dead_letters WHERE topic = 'payment.requested'")
+blocks=$(awk '/^```sql$/ {on = 1; next} /^```$/ {if (on) print "-- end of block"; on = 0; next} on' "$root/docs/operations.md" |
+         sed "s/$example/$paid/g")
 n=$(grep -c '^-- end of block$' <<<"$blocks")
 [ "$n" -ge 7 ] || fail "only $n sql blocks found in docs/operations.md"
 out=$(psql -X -v ON_ERROR_STOP=1 -U oncall -d postgres <<<"$blocks" 2>&1) || { echo "$out"; fail "a statement of the guide failed"; }
