@@ -24,10 +24,19 @@ void add_permission_hint(ErrorData* edata) {
         return;
     MemoryContext old = MemoryContextSwitchTo(ErrorContext);
     try {
-        // session_authorization holds the session user's name (set at login, no lookup).
-        const char* role = GetUserId() == GetSessionUserId() ? GetConfigOption("session_authorization", true, false) : nullptr;
-        std::string hint = once::permission_hint(edata->message_id, edata->message, role ? role : "");
-        if (!hint.empty()) edata->hint = pstrdup(hint.c_str());
+        // The rule first: most 42501 errors are about other objects and need no role at all.
+        if (!once::permission_hint(edata->message_id, edata->message, "").empty()) {
+            // session_authorization holds the session user's name (set at login, no lookup); a
+            // process without a user (a background worker) names none.
+            Oid current = InvalidOid;
+            int sec_context = 0;
+            GetUserIdAndSecContext(&current, &sec_context);
+            const char* role = OidIsValid(current) && current == GetSessionUserId()
+                                   ? GetConfigOption("session_authorization", true, false)
+                                   : nullptr;
+            std::string hint = once::permission_hint(edata->message_id, edata->message, role ? role : "");
+            edata->hint = pstrdup(hint.c_str());
+        }
     } catch (...) {
         // no hint rather than an error while reporting one
     }
