@@ -81,4 +81,4 @@ SELECT CASE WHEN status = 'completed' THEN 'ok' ELSE 'not ok - status ' || statu
 SELECT CASE WHEN status = 'compensating' AND failure_cause LIKE '%card declined%' THEN 'ok'
             ELSE format('not ok - status %s, failure_cause %s', status, failure_cause) END
        || ' - a saga compensating since before the update has its failure cause'
-  FROM once.sagas WHERE saga_id = 'order-79';
+  FROM once.sagas WHERE saga_id = 'order-cause-1';

@@ -44,6 +44,6 @@ SELECT once.saga_start('upgrade_order', 'order-77', '{"total": 12}');
 
 -- A saga compensating since its payment failed (its failure_cause comes from its history in
 -- the update to 0.3).
-SELECT once.saga_start('upgrade_order', 'order-79', '{"total": 30}');
-SELECT once.saga_reply('order-79', 'reserve', 'succeeded', '{"reservation": "r9"}', 'reply-79-1');
-SELECT once.saga_reply('order-79', 'pay', 'failed', '{"error": "card declined"}', 'reply-79-2');
+SELECT once.saga_start('upgrade_order', 'order-cause-1', '{"total": 30}');
+SELECT once.saga_reply('order-cause-1', 'reserve', 'succeeded', '{"reservation": "r9"}', 'reply-cause-1');
+SELECT once.saga_reply('order-cause-1', 'pay', 'failed', '{"error": "card declined"}', 'reply-cause-2');
