@@ -744,6 +744,12 @@ COMMENT ON FUNCTION once.cancel(uuid[]) IS
 REVOKE ALL ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) TO once_admin;
 
+
+-- ---------------------------------------------------------------------------------------
+-- Trace context (issue 23): a saga keeps the W3C traceparent it was started under
+-- (SET LOCAL once.traceparent), and each of its step commands carries a child of it.
+ALTER TABLE once.saga_instances ADD COLUMN traceparent text;
+
 -- =======================================================================================
 -- On call (issue 22, sections 2 and 3): text ids for redrive/discard, blocked messages in
 -- outbox_stats, a saga's failure cause, handlers dropped under their subscriptions.

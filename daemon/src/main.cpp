@@ -1,4 +1,5 @@
 // once-relay entry point: parse options, refuse root, open the sink, serve metrics, run the loop.
+#include "credentials.hpp"
 #include "metrics.hpp"
 #include "metrics_server.hpp"
 #include "options.hpp"
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
         return fail("refusing to run as root: run it as an unprivileged user (the systemd unit uses DynamicUser=yes)");
     try {
         setup_logging(options.log_level);
+        for (const auto& w : command_line_secret_warnings(options)) spdlog::warn("{}", w);
         SourceDb::check_conninfo(options.db);
         std::unique_ptr<Sink> sink = make_sink(options);
         sink->open();

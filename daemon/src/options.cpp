@@ -76,7 +76,17 @@ po::options_description option_table() {
         ("connect-timeout", po::value<std::string>(), "bound for opening a connection (default 5s)")
         ("shutdown-timeout", po::value<std::string>(), "SIGTERM/SIGINT: bound for draining in-flight work (default 10s)")
         ("reconnect-max", po::value<std::string>(), "cap of the jittered reconnect backoff (default 30s)")
-        ("stats-interval", po::value<std::string>(), "periodic throughput summary in the log (default 1min)");
+        ("stats-interval", po::value<std::string>(), "periodic throughput summary in the log (default 1min)")
+        ("webhook-secret-file", po::value<std::vector<std::string>>()->composing(),
+         "http(s) sinks: sign each request (Standard Webhooks) with the whsec_ secret(s) in this file; "
+         "repeat it, or put several secrets in the file, to sign with two during a rotation "
+         "(default: the systemd credential webhook-secret, if loaded)")
+        ("nats-token-file", po::value<std::string>(), "nats sinks: file holding the NATS token when the URL has none "
+                                                      "(default: the systemd credential nats-token, if loaded)")
+        ("cloudevents", po::value<std::string>(), "on|off: http(s) and nats sinks send CloudEvents 1.0 in binary "
+                                                  "content mode (ce-* headers) (default off)")
+        ("cloudevents-source", po::value<std::string>(), "the events' ce-source URI-reference "
+                                                         "(default /pg_once/<database>/<relay name>)");
     return desc;
 }
 
@@ -97,6 +107,8 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
+        o.db_from_command_line = vm.count("db") > 0;
+        o.sink_from_command_line = vm.count("sink") > 0;
         if (vm.count("help")) { o.show_help = true; return o; }
         if (vm.count("version")) { o.show_version = true; return o; }
         if (vm.count("config")) {
@@ -121,6 +133,10 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     if (vm.count("topics")) o.topics = split_list(vm["topics"].as<std::string>());
     if (vm.count("batch")) o.batch = vm["batch"].as<int>();
     if (vm.count("max-in-flight")) o.max_in_flight = vm["max-in-flight"].as<int>();
+    if (vm.count("webhook-secret-file")) o.webhook_secret_files = vm["webhook-secret-file"].as<std::vector<std::string>>();
+    str("nats-token-file", o.nats_token_file);
+    if (vm.count("cloudevents")) o.cloudevents = parse_on_off("cloudevents", vm["cloudevents"].as<std::string>());
+    str("cloudevents-source", o.cloudevents_source);
     if (vm.count("maintenance")) o.maintenance = parse_on_off("maintenance", vm["maintenance"].as<std::string>());
     o.lease = duration_option(vm, "lease", o.lease);
     o.poll_interval = duration_option(vm, "poll-interval", o.poll_interval);
@@ -173,6 +189,14 @@ void validate(const Options& o) {
             throw bad("--topics: " + std::string(e.what()) + (e.detail().empty() ? "" : " (" + e.detail() + ")"));
         }
     }
+    for (const auto& f : o.webhook_secret_files)
+        if (f.empty()) throw bad("--webhook-secret-file: empty path");
+        else if (f.rfind("whsec_", 0) == 0)   // also what --webhook-secret would be taken for
+            throw bad("--webhook-secret-file takes the path of a file that holds the secret, not the secret itself "
+                      "(a secret on the command line is visible to every local user)");
+    for (char c : o.cloudevents_source)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) throw bad("--cloudevents-source: control characters");
+    if (!o.cloudevents_source.empty() && !o.cloudevents) throw bad("--cloudevents-source needs --cloudevents on");
     if (!o.metrics.empty()) {
         auto colon = o.metrics.rfind(':');
         if (colon == std::string::npos || colon == 0) throw bad("--metrics \"" + o.metrics + "\": use host:port, e.g. 127.0.0.1:9187");
@@ -195,6 +219,11 @@ void for_each_restart_only(Visit&& visit) {
     visit("connect-timeout", &Options::connect_timeout);
     visit("synchronous-commit", &Options::synchronous_commit);
     visit("claim-mode", &Options::claim_mode);
+    // The sink reads its secrets and CloudEvents settings once, when it is made.
+    visit("webhook-secret-file", &Options::webhook_secret_files);
+    visit("nats-token-file", &Options::nats_token_file);
+    visit("cloudevents", &Options::cloudevents);
+    visit("cloudevents-source", &Options::cloudevents_source);
 }
 
 }  // namespace

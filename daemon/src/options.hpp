@@ -31,6 +31,13 @@ struct Options {
     Millis shutdown_timeout{10000};    // SIGTERM: bound for draining in-flight work
     Millis reconnect_max{30000};       // cap of the reconnect backoff
     Millis stats_interval{60000};      // periodic throughput summary at info
+    // Secrets come from files (or systemd credentials), never from the command line.
+    std::vector<std::string> webhook_secret_files;   // http(s): Standard Webhooks signing secrets
+    std::string nats_token_file;       // nats: the token, when the URL carries none
+    bool cloudevents = false;          // http(s), nats: CloudEvents 1.0 binary content mode
+    std::string cloudevents_source;    // ce-source; empty = /pg_once/<database>/<name>
+    bool db_from_command_line = false;     // --db was given as an argument (visible in ps)
+    bool sink_from_command_line = false;   // --sink likewise
     bool check_config = false;
     bool show_help = false;
     bool show_version = false;

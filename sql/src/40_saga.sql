@@ -30,6 +30,7 @@ CREATE TABLE once.saga_instances (
     updated_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
     finished_at timestamptz,
     started_by  oid,                    -- the role that called saga_start (NULL: started before 0.3)
+    traceparent text,                   -- (0.3) the W3C trace context it was started under, if any
     failure_cause text,                 -- the failure that made it compensate or stop (0.3); last_error
                                         -- is the latest one (a compensation that timed out, say)
     CONSTRAINT saga_instances_definition_fk FOREIGN KEY (name, version) REFERENCES once.saga_definitions,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Outbox benchmark: every figure is a ratio against a baseline measured in the same run.
 #   producer   BEGIN; INSERT order; once.send; COMMIT  vs  the same with a plain INSERT into an
-#              identically shaped table (1 and 16 clients, fsync=on, synchronous_commit=on,
+#              identically shaped table (a hand-written outbox), and vs the INSERT order alone
+#              (no enqueue) (1 and 16 clients, fsync=on, synchronous_commit=on,
 #              a relay LISTENing), with pg_once preloaded, and without (NOTIFY per transaction);
 #              also keyed sends (100k keys, and 10 hot keys: per-key order settled at commit)
 #   batch      once.send_many of 1000 / 10000 payloads (10000 also with 100 keys)  vs  one
@@ -110,6 +111,13 @@ INSERT INTO orders (customer, total) VALUES (:c, 42.50);
 INSERT INTO plain_outbox (id, topic, payload) VALUES (gen_random_uuid(), 'order.created', '{"order": 1, "customer": 2, "total": "42.50", "lines": [1, 2, 3]}');
 COMMIT;
 SQL
+# The business write alone, no enqueue at all: the other baseline users compare with.
+cat >"$work/bare.sql" <<'SQL'
+\set c random(1, 100000)
+BEGIN;
+INSERT INTO orders (customer, total) VALUES (:c, 42.50);
+COMMIT;
+SQL
 reset_tables() {
     sql -c "TRUNCATE orders, plain_outbox, naive_outbox, once.outbox" -c "CHECKPOINT" >/dev/null
 }
@@ -121,22 +129,25 @@ producer_round() {  # producer_round LABEL [SEND_SCRIPT] CLIENT_COUNTS...
     shift
     case "${1:-}" in /*) send_script=$1; shift ;; esac
     for clients in "$@"; do
-        local plains=() sends=()
+        local plains=() sends=() bares=()
         for r in 1 2 3; do
             reset_tables
             plains+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/plain.sql")")
             reset_tables
             sends+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$send_script")")
+            reset_tables
+            bares+=("$(secs=$((secs / 2)) pgbench_tps "$clients" "$work/bare.sql")")
         done
-        local plain send
+        local plain send bare
         plain=$(median3 "${plains[@]}")
         send=$(median3 "${sends[@]}")
-        out "producer $label, $clients client(s): plain INSERT ${plains[*]} tps (median $plain), once.send ${sends[*]} tps (median $send), ratio $(ratio "$send" "$plain") (target >= 0.95, floor 0.85)"
+        bare=$(median3 "${bares[@]}")
+        out "producer $label, $clients client(s): INSERT + hand-written outbox INSERT ${plains[*]} tps (median $plain), INSERT + once.send ${sends[*]} tps (median $send), INSERT alone ${bares[*]} tps (median $bare); once.send vs hand-written outbox $(ratio "$send" "$plain") (target >= 0.95, floor 0.85), vs no enqueue $(ratio "$send" "$bare"), hand-written outbox vs no enqueue $(ratio "$plain" "$bare")"
     done
 }
 [ "${OUTBOX_BENCH_ONLY:-}" != batch ] && [ "${OUTBOX_BENCH_ONLY:-}" != drain ] && {
 listen_relay
-out "== producer: BEGIN; INSERT order; send; COMMIT vs the same with a plain INSERT"
+out "== producer: BEGIN; INSERT order; once.send; COMMIT vs the same with an INSERT into a hand-written outbox table, and vs the INSERT alone (no enqueue)"
 producer_round "(pg_once preloaded: coalesced NOTIFY)" 1 16
 sed "s/}');\$/}', key => 'customer-' || :c);/" "$work/send.sql" >"$work/send_keyed.sql"
 sed "s/}');\$/}', key => 'customer-' || (:c % 10));/" "$work/send.sql" >"$work/send_hot.sql"
@@ -323,10 +334,29 @@ SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), :'s') / 10000)::int;
 SQL
 )
 wal_plain=$(echo "$wal_plain" | tail -1)
+# The same with one message per transaction, as producers send them: every send and every
+# INSERT its own (autocommitted) transaction, so each pays its commit record.
+for i in $(seq 10000); do echo "SELECT once.send('order.created', $payload);"; done >"$work/wal_sends.sql"
+for i in $(seq 10000); do
+    echo "INSERT INTO plain_outbox (id, topic, payload) VALUES (once._outbox_position(clock_timestamp()), 'order.created', $payload);"
+done >"$work/wal_inserts.sql"
+reset_tables
+s=$(sql -c "SELECT pg_current_wal_lsn()")
+sql -f "$work/wal_sends.sql" >/dev/null
+sql -c "DO \$\$ BEGIN WHILE once.ack('w', ARRAY(SELECT id FROM once.claim_locked('w', 100))) > 0 LOOP END LOOP; END \$\$" >/dev/null
+wal_locked_tx=$(sql -c "SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), '$s') / 10000)::int")
+reset_tables
+s=$(sql -c "SELECT pg_current_wal_lsn()")
+sql -f "$work/wal_inserts.sql" >/dev/null
+sql -c "DO \$\$ BEGIN LOOP EXIT WHEN NOT EXISTS (SELECT 1 FROM plain_outbox);
+   WITH c AS (SELECT id FROM plain_outbox ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
+   DELETE FROM plain_outbox o USING c WHERE o.id = c.id; END LOOP; END \$\$" >/dev/null
+wal_plain_tx=$(sql -c "SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), '$s') / 10000)::int")
 out ""
 out "== WAL per message, send to ack (10k messages, claim/ack by 100, after a checkpoint)"
 out "wal: INSERT+DELETE $wal_plain bytes/msg, send+claim_locked+ack $wal_locked bytes/msg, ratio $(ratio "$wal_locked" "$wal_plain") (target <= 1.2)"
 out "wal: send+claim+ack (leased) $wal_once bytes/msg, ratio $(ratio "$wal_once" "$wal_plain")"
+out "wal, one message per transaction: INSERT+DELETE $wal_plain_tx bytes/msg, send+claim_locked+ack $wal_locked_tx bytes/msg, ratio $(ratio "$wal_locked_tx" "$wal_plain_tx")"
 if [ "${OUTBOX_BENCH_ONLY:-}" = drain ]; then
     cp "$work/results" "$(bench_results outbox_drain)"
     exit 0

@@ -140,6 +140,43 @@ kill -TERM "$RELAY_PID"
 relay_rc=0; wait "$RELAY_PID" || relay_rc=$?
 RELAY_PID=
 [ "$relay_rc" = 0 ] || { cat "$T/relay.log" >&2; fail "once-relay exited with $relay_rc after SIGTERM"; }
+
+say "the README's quick start, steps 3 to 5, as written (placeholders filled in)"
+# Steps 1 and 2 (install the packages, preload and restart) are what this test did above.
+quick=$(sed -n '/<!-- quickstart:begin/,/<!-- quickstart:end -->/p' "$ONCE_SOURCE_DIR/README.md")
+quick_step() {
+    grep -A1 "^# $1\. " <<<"$quick" | tail -n 1 | sed -e 's/YOUR_DB/quickstart/g' -e 's/YOUR_APP_ROLE/quickstart_app/g'
+}
+for n in 3 4 5; do [ -n "$(quick_step $n)" ] || fail "the README's quick start has no step $n"; done
+# `sudo -u postgres CMD`: this test is root and reaches the throwaway cluster as postgres
+# (PGHOST/PGPORT/PGUSER); the relay refuses root, so it runs as the package's user (exec: in
+# the background step 5's $! is then the relay itself, which the test stops).
+sudo() {
+    [ "$1" = -u ] && shift 2
+    if [ "$1" = once-relay ]; then
+        shift
+        exec setpriv --reuid="$RELAY_USER" --regid="$RELAY_USER" --clear-groups -- /usr/bin/once-relay "$@"
+    else
+        "$@"
+    fi
+}
+q -d postgres -c "CREATE DATABASE quickstart" -c "CREATE ROLE quickstart_app LOGIN"
+eval "$(quick_step 3)" >"$T/quick3.out" 2>&1 || { cat "$T/quick3.out" >&2; fail "quick start step 3"; }
+eval "$(quick_step 4)" >"$T/quick4a.out" 2>&1 || { cat "$T/quick4a.out" >&2; fail "quick start step 4"; }
+eval "$(quick_step 4)" >"$T/quick4b.out" 2>&1 || { cat "$T/quick4b.out" >&2; fail "quick start step 4, again"; }
+grep -q '"hello": "you"' "$T/quick4a.out" || fail "step 4 did not answer the request: $(cat "$T/quick4a.out")"
+[ "$(q -d quickstart -c "SELECT count(*) FROM once.keys WHERE key = 'request-1'")" = 1 ] ||
+    fail "step 4 run twice stored the request more than once"
+grep -Eq '^ *t *\|' "$T/quick4b.out" || fail "the second run of step 4 was not replayed: $(cat "$T/quick4b.out")"
+eval "$(quick_step 5) --poll-interval 200ms --maintenance off" >"$T/quick5.out" 2>"$T/quick5.log" &
+RELAY_PID=$!
+quick_relayed() { [ "$(jq -r 'select(.topic == "hello.sent") | .id' "$T/quick5.out" 2>/dev/null | sort -u | wc -l)" = 2 ]; }
+once_wait_for "the quick start's two messages on the relay's stdout" 30 quick_relayed ||
+    { cat "$T/quick5.log" >&2; fail "step 5 did not relay the quick start's messages"; }
+kill -TERM "$RELAY_PID"
+relay_rc=0; wait "$RELAY_PID" || relay_rc=$?
+RELAY_PID=
+[ "$relay_rc" = 0 ] || { cat "$T/quick5.log" >&2; fail "the quick start's relay exited with $relay_rc after SIGTERM"; }
 once_cluster_stop
 
 say "systemd-analyze verify on the installed units"
@@ -151,6 +188,12 @@ if ! probe=$(systemd-analyze verify "$T/probe.service" 2>&1); then
 fi
 # The template is verified through an instance, as systemd would load it.
 ln -s "$UNITDIR/once-relay@.service" "$T/once-relay@shop.service"
+# The instance with the systemd credentials drop-in docs/relay.md shows (issue 23, item 5).
+mkdir -p "$T/once-relay@shop.service.d"
+awk '/^### Credentials/ {s = 1} s && /^```ini/ {c = 1; next} c && /^```/ {exit} c {print}' \
+    "$ONCE_SOURCE_DIR/docs/relay.md" >"$T/once-relay@shop.service.d/credentials.conf"
+grep -q '^LoadCredential=pgpass:' "$T/once-relay@shop.service.d/credentials.conf" || fail "no drop-in in docs/relay.md"
+grep -q '^Environment=PGPASSFILE=%d/pgpass$' "$UNITDIR/once-relay.service" || fail "the unit does not set PGPASSFILE=%d/pgpass"
 verify_rc=0
 verify=$(systemd-analyze verify "$UNITDIR/once-relay.service" "$T/once-relay@shop.service" 2>&1) ||
     verify_rc=$?

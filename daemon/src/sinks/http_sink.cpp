@@ -1,6 +1,7 @@
 #include "sinks/http_sink.hpp"
 
 #include "core/backoff.hpp"
+#include "sinks/cloudevents.hpp"
 #include "sinks/http_status.hpp"
 #include "sinks/producer_headers.hpp"
 #include "uri.hpp"
@@ -136,6 +137,15 @@ void HttpSink::submit(uint64_t token, const Message& m) {
     if (m.has_key && m.key.find_first_of("\r\n") == std::string::npos) add("X-Once-Key: " + m.key);
     add("X-Once-Attempt: " + std::to_string(m.attempt));
     add("Expect:");   // no 100-continue round trip for larger bodies
+    if (!webhook_keys_.empty()) {
+        // Signed at each attempt: a retry carries a fresh timestamp, the same webhook-id.
+        int64_t ts = static_cast<int64_t>(std::time(nullptr));
+        add("webhook-id: " + m.id);
+        add("webhook-timestamp: " + std::to_string(ts));
+        add("webhook-signature: " + webhook_signature(webhook_keys_, m.id, ts, req->body));
+    }
+    if (!ce_source_.empty())
+        for (const auto& [k, v] : cloudevents_headers(m, ce_source_, CloudEventsBinding::http)) add(k + ": " + v);
     for (const auto& [k, v] : extra) add(k + ": " + v);
     curl_easy_setopt(e, CURLOPT_URL, url_.c_str());
     curl_easy_setopt(e, CURLOPT_POST, 1L);

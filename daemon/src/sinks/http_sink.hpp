@@ -2,11 +2,15 @@
 // over kept-alive connections, driven by the relay's poll loop through curl's socket API).
 // Headers: Idempotency-Key: <message id>, Content-Type: application/json, X-Once-Topic,
 // X-Once-Key (when the message has a key), X-Once-Attempt, and the message's own headers.
+// With signing keys: webhook-id (the message id), webhook-timestamp (unix seconds at this
+// attempt) and webhook-signature (Standard Webhooks, sinks/webhook_signature.hpp). With a
+// CloudEvents source: the ce-* attributes (binary content mode, sinks/cloudevents.hpp).
 // 2xx delivered; 408/425/429/5xx and network errors retry (honouring Retry-After); other
 // statuses are dead with the status and a body excerpt as the error.
 #pragma once
 
 #include "sinks/sink.hpp"
+#include "sinks/webhook_signature.hpp"
 
 #include <chrono>
 #include <map>
@@ -34,6 +38,10 @@ public:
     size_t in_flight() const override { return requests_.size(); }
     void abandon(std::vector<Outcome>& out) override;
     size_t max_window() const { return max_connections_; }
+    // Sign every request with these keys (several: one signature each, for a rotation).
+    void set_webhook_keys(std::vector<WebhookKey> keys) { webhook_keys_ = std::move(keys); }
+    // Send CloudEvents binary-mode headers with this ce-source.
+    void set_cloudevents_source(std::string source) { ce_source_ = std::move(source); }
 
     // libcurl callbacks (public so the C trampolines can reach them).
     void on_socket(int fd, int what);
@@ -56,6 +64,8 @@ private:
     std::vector<CURL*> idle_;          // reusable easy handles
     std::chrono::steady_clock::time_point down_until_{};
     int consecutive_network_errors_ = 0;
+    std::vector<WebhookKey> webhook_keys_;
+    std::string ce_source_;   // empty: no CloudEvents headers
 };
 
 }  // namespace once::relay

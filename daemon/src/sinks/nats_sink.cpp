@@ -1,5 +1,6 @@
 #include "sinks/nats_sink.hpp"
 
+#include "sinks/cloudevents.hpp"
 #include "sinks/http_status.hpp"
 #include "sinks/producer_headers.hpp"
 #include "uri.hpp"
@@ -215,6 +216,9 @@ void NatsSink::submit(uint64_t token, const Message& m) {
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Once-Topic", m.topic.c_str());
     if (s == NATS_OK && m.has_key) s = natsMsgHeader_Set(msg, "Once-Key", m.key.c_str());
+    if (s == NATS_OK && !ce_source_.empty())
+        for (const auto& [k, v] : cloudevents_headers(m, ce_source_, CloudEventsBinding::nats))
+            if (s == NATS_OK) s = natsMsgHeader_Set(msg, k.c_str(), v.c_str());
     // The shared rule refuses every Nats-* name (Nats-Msg-Id would replace the dedupe id,
     // Nats-Expected-* fail the publish, Nats-Rollup purge the subject) and the relay's Once-*.
     if (s == NATS_OK)

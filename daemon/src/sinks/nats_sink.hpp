@@ -4,6 +4,8 @@
 // Publishes are asynchronous with a bounded window; a message counts as delivered only when
 // its PubAck arrived (a duplicate PubAck included). libnats calls back on its own thread: the
 // callback only queues the result and writes to an eventfd the relay's poll loop watches.
+// With a CloudEvents source, the ce-* attributes go as message headers (binary content mode
+// of the CloudEvents NATS binding, sinks/cloudevents.hpp).
 #pragma once
 
 #include "sinks/sink.hpp"
@@ -36,6 +38,10 @@ public:
 
     const std::string& stream() const { return stream_; }
     const std::string& subject_prefix() const { return subject_prefix_; }
+    // The URL names no user or token: authenticate with this token (from a file or credential).
+    bool has_credentials() const { return !token_.empty() || !user_.empty(); }
+    void set_token(std::string token) { token_ = std::move(token); }
+    void set_cloudevents_source(std::string source) { ce_source_ = std::move(source); }
 
 private:
     void close();
@@ -46,6 +52,7 @@ private:
     std::string stream_;
     std::string subject_prefix_;
     bool create_stream_ = false;
+    std::string ce_source_;  // empty: no CloudEvents headers
     Millis timeout_;
     Millis connect_timeout_;
     size_t window_;

@@ -29,6 +29,7 @@ enum class ErrorCode {
     reserved_header,       // a message header the relay may not send (transport/relay name, bad value) (400)
     publish_denied,        // publishing grants exist and none lets the caller publish on the topic (403)
     key_held_by_prepared,  // settling would wait for a prepared transaction that holds the key's lock (409)
+    invalid_trace_context, // a traceparent / tracestate header that is not W3C trace context (400)
     invalid_relay,         // relay name NULL, empty, too long or with control characters (400)
     invalid_interval,      // lease / retry_after NULL or out of range, deliver_at infinite (400)
     invalid_policy,        // topic policy values out of range (400)

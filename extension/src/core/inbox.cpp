@@ -7,25 +7,12 @@
 #include <algorithm>
 
 namespace once {
-namespace {
-
-// validate_key's message and hint, with the inbox's error code.
-void validate_as(ErrorCode code, std::string_view what, std::string_view value) {
-    try {
-        validate_key(what, value);
-    } catch (const Error& e) {
-        throw Error(code, e.what(), e.detail(), e.hint());
-    }
-}
-
-}  // namespace
-
 void validate_inbox_source(std::string_view source) {
-    validate_as(ErrorCode::invalid_inbox_source, "inbox source", source);
+    validate_name(ErrorCode::invalid_inbox_source, "inbox source", source);
 }
 
 void validate_message_id(std::string_view message_id) {
-    validate_as(ErrorCode::invalid_message_id, "message id", message_id);
+    validate_name(ErrorCode::invalid_message_id, "message id", message_id);
 }
 
 std::vector<Subscription> subscriptions_for(const std::vector<Subscription>& subscriptions,

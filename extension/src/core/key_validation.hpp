@@ -1,17 +1,25 @@
-// Validation of the short names callers pass in: idempotency keys, scopes, and later topics,
-// sources and saga ids. Rules are shared so every pg_once identifier behaves the same way.
+// The one rule for the short names callers pass in: idempotency keys and scopes, message keys,
+// relay names, inbox sources and message ids. Every such name behaves the same way; only the
+// SQLSTATE (which argument was wrong) and the word in the message differ.
 #pragma once
+
+#include "error.hpp"
 
 #include <string_view>
 
 namespace once {
 
-// Longest idempotency key or scope, in bytes (the limit Stripe and the IETF draft use).
+// Longest name in bytes (the limit Stripe and the IETF draft use for idempotency keys).
 constexpr size_t kMaxKeyBytes = 255;
 
-// Throws once::Error(ErrorCode::invalid_key) naming `what` (e.g. "idempotency key") when
-// value is empty, longer than kMaxKeyBytes bytes, or contains an ASCII control character
-// (they break logs and HTTP headers, where keys travel).
-void validate_key(std::string_view what, std::string_view value);
+// Throws once::Error(code) naming `what` (e.g. "idempotency key") when value is empty, longer
+// than kMaxKeyBytes bytes, or contains an ASCII control character (they break logs and HTTP
+// headers, where names travel).
+void validate_name(ErrorCode code, std::string_view what, std::string_view value);
+
+// validate_name with invalid_key (ON1xx: idempotency keys and scopes).
+inline void validate_key(std::string_view what, std::string_view value) {
+    validate_name(ErrorCode::invalid_key, what, value);
+}
 
 }  // namespace once

@@ -1,5 +1,7 @@
 #include "outbox_policy.hpp"
 
+#include "key_validation.hpp"
+
 #include "error.hpp"
 
 #include <string>
@@ -42,33 +44,12 @@ void validate_batch(int64_t batch) {
                     "Claim again for more messages.");
 }
 
-namespace {
-
-void validate_name(ErrorCode code, const std::string& what, std::string_view value, size_t max) {
-    if (value.empty())
-        throw Error(code, what + " must not be empty", {},
-                    "Pass a non-empty " + what + " of at most " + std::to_string(max) + " bytes.");
-    if (value.size() > max)
-        throw Error(code, what + " is too long",
-                    what + " has " + std::to_string(value.size()) + " bytes; the limit is " +
-                        std::to_string(max) + ".");
-    for (size_t i = 0; i < value.size(); ++i) {
-        unsigned char c = static_cast<unsigned char>(value[i]);
-        if (c < 0x20 || c == 0x7F)
-            throw Error(code, what + " contains a control character",
-                        "Byte " + std::to_string(i) + " is a control character.",
-                        "Use printable characters.");
-    }
-}
-
-}  // namespace
-
 void validate_relay(std::string_view relay) {
-    validate_name(ErrorCode::invalid_relay, "relay name", relay, kMaxRelayBytes);
+    validate_name(ErrorCode::invalid_relay, "relay name", relay);
 }
 
 void validate_message_key(std::string_view key) {
-    validate_name(ErrorCode::invalid_message_key, "message key", key, 255);
+    validate_name(ErrorCode::invalid_message_key, "message key", key);
 }
 
 Uuid uuid_v7_floor(uint64_t unix_ms) {

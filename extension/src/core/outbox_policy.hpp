@@ -16,10 +16,11 @@ namespace once {
 // Largest claim batch and largest send_many array. A relay that wants more calls again.
 constexpr int kMaxClaimBatch = 10000;
 constexpr int kMaxSendMany = 10000;
-// Longest relay name in bytes.
-constexpr size_t kMaxRelayBytes = 255;
 
 // A topic's retry policy (once.topic_policy); the defaults apply to topics without a row.
+// They are written here (the claim statement and the give-back decisions use these) and, as
+// column and parameter defaults, in sql/src/20_outbox.sql (once.outbox_topic_policies,
+// once.topic_policy), where SQL needs literals: change both.
 struct RetryPolicy {
     int max_attempts = 25;
     BackoffPolicy backoff{1000, 3600000};  // 1 s first window, 1 h cap
@@ -42,9 +43,9 @@ NackDecision decide_nack(const RetryPolicy& policy, int attempt,
 
 // Claim batch size: 1..kMaxClaimBatch, else invalid_batch.
 void validate_batch(int64_t batch);
-// Relay names identify the lease holder: non-empty, <= 255 bytes, no control characters.
+// Relay names identify the lease holder: the name rule of key_validation.hpp (invalid_relay).
 void validate_relay(std::string_view relay);
-// Ordering keys: non-empty, <= 255 bytes, no control characters (invalid_message_key).
+// Ordering keys: the name rule of key_validation.hpp (invalid_message_key).
 void validate_message_key(std::string_view key);
 
 // The smallest v7 uuid of millisecond `unix_ms` (version and variant bits set, the rest 0):

@@ -20,6 +20,7 @@
 #include "spi.hpp"
 #include "table_cache.hpp"
 #include "text_args.hpp"
+#include "trace_context.hpp"
 
 extern "C" {
 #include "catalog/objectaccess.h"
@@ -212,7 +213,10 @@ const char* deliver(text* source, text* id, text* topic, Datum payload, Datum he
         }
     }
     Datum msg = inbound_datum({source, id, topic, payload, headers});
+    // The handlers continue the message's trace: what they send carries it (trace_context.hpp).
+    const int trace_level = begin_trace_scope(headers);
     for (const Subscription& s : handlers) call_handler(s, msg);
+    end_trace_scope(trace_level);
     return "processed";
 }
 

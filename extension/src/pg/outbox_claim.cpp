@@ -237,7 +237,8 @@ const std::string kExhausted = R"(
        CASE WHEN o.attempt OPERATOR(pg_catalog.=) 0 THEN false
             ELSE o.attempt OPERATOR(pg_catalog.>=)
                    COALESCE((SELECT p.max_attempts FROM once.outbox_topic_policies p
-                              WHERE p.topic OPERATOR(pg_catalog.=) o.topic), 25) END AS exhausted)";
+                              WHERE p.topic OPERATOR(pg_catalog.=) o.topic), )" +
+                              std::to_string(RetryPolicy{}.max_attempts) + R"() END AS exhausted)";
 
 // Candidates c(tid, sort, exhausted) of every topic: the pos index and the primary key.
 const std::string kEveryTopic = R"(

@@ -87,7 +87,10 @@ UPDATE once.outbox o
 // not the head -- messages written by 0.1 -- a promoted message could stand behind another
 // that does not wait: the claim's key_seq check still holds it back.)
 // Returns how many of those next messages are due now, waiting or not: each became claimable
-// with this commit (one that did not wait was held back by the claim's key_seq check).
+// with this commit (one that did not wait was held back by the claim's key_seq check). "Now"
+// is the clock, not now(): a relay's transaction starts before the next message is sent
+// (a reply sent while the relay held the command), and that message's visible_at is its
+// sender's now(), later than this transaction's.
 SavedPlan promote_plan(R"(
 WITH next AS (
   SELECT (SELECT f.ctid FROM once.outbox f
@@ -103,7 +106,7 @@ promoted AS (
      AND o.pos OPERATOR(pg_catalog.=) )" ONCE_SQL_WAITING_POSITION R"()
 SELECT pg_catalog.count(*)::pg_catalog.int4 FROM once.outbox o
  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT n.tid FROM next n))
-   AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.now())",
+   AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())",
                          {TEXTARRAYOID, UUIDARRAYOID});
 
 // The greatest key_seq of `key` committed by other transactions, as of now: a fresh snapshot

@@ -9,6 +9,7 @@
 #include "publish_grants.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
+#include "trace_context.hpp"
 #include "text_args.hpp"
 
 extern "C" {
@@ -49,12 +50,13 @@ SavedPlan same_message_plan(
     "  FROM once.outbox o WHERE o.id OPERATOR(pg_catalog.=) $1",
     {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID});
 
+// $7: the transaction's trace context as headers of every message (NULL: none).
 SavedPlan insert_many_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, visible_at)"
-    " SELECT u.id, u.pos, $1, u.key, u.key_seq, u.payload, pg_catalog.now()"
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
+    " SELECT u.id, u.pos, $1, u.key, u.key_seq, u.payload, $7, pg_catalog.now()"
     "   FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
     "                  pg_catalog.unnest($5), pg_catalog.unnest($6)) AS u(id, key, key_seq, payload, pos)",
-    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID, UUIDARRAYOID});
+    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID, UUIDARRAYOID, JSONBOID});
 
 // Whether a new message of a key waits (outbox_key_order.hpp): when the key's last message in
 // the outbox (this transaction's own included) waits itself or is held -- leased to a relay,
@@ -97,7 +99,7 @@ ONCE_SQL_FUNCTION(once_send) {
         key = PG_GETARG_TEXT_PP(2);
         validate_message_key(text_view(key));
     }
-    Jsonb* headers = headers_arg(fcinfo, 3);
+    Jsonb* headers = with_trace_context(headers_arg(fcinfo, 3));
     const bool has_deliver_at = !PG_ARGISNULL(4);
     TimestampTz deliver_at = has_deliver_at ? PG_GETARG_TIMESTAMPTZ(4) : 0;
     if (has_deliver_at && TIMESTAMP_NOT_FINITE(deliver_at))
@@ -272,9 +274,12 @@ ONCE_SQL_FUNCTION(once_send_many) {
                                               UUID_LEN, false, TYPALIGN_CHAR);
                 });
             }
+            Jsonb* trace = with_trace_context(nullptr);
             Datum values[] = {PointerGetDatum(topic),     PointerGetDatum(id_array), PointerGetDatum(keys),
-                              PointerGetDatum(seq_array), PointerGetDatum(payloads), PointerGetDatum(pos_array)};
-            const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' ', pos_array ? ' ' : 'n'};
+                              PointerGetDatum(seq_array), PointerGetDatum(payloads), PointerGetDatum(pos_array),
+                              PointerGetDatum(trace)};
+            const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' ', pos_array ? ' ' : 'n',
+                                  trace ? ' ' : 'n'};
             {
                 AsExtensionOwner owner;
                 insert_many_plan.execute(values, nulls);

@@ -4,6 +4,7 @@
 #include "../core/saga_definition.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
+#include "trace_context.hpp"
 
 extern "C" {
 #include "access/xact.h"
@@ -26,7 +27,7 @@ namespace {
 // ------------------------------------------------------------------------ statements
 
 SavedPlan lock_plan(
-    "SELECT s.name, s.data, s.machine, s.status, s.deadline, d.definition, s.version, s.step"
+    "SELECT s.name, s.data, s.machine, s.status, s.deadline, d.definition, s.version, s.step, s.traceparent"
     "  FROM once.saga_instances s"
     "  JOIN once.saga_definitions d"
     "    ON d.name OPERATOR(pg_catalog.=) s.name AND d.version OPERATOR(pg_catalog.=) s.version"
@@ -45,11 +46,11 @@ SavedPlan latest_definition_plan(
 
 SavedPlan insert_plan(
     "INSERT INTO once.saga_instances AS s (saga_id, name, version, input, data, machine, status, step,"
-    "                                      attempts, deadline, started_by)"
-    " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10)"
+    "                                      attempts, deadline, started_by, traceparent)"
+    " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10, $11)"
     " ON CONFLICT ON CONSTRAINT saga_instances_pkey DO NOTHING"
     " RETURNING s.data",
-    {TEXTOID, TEXTOID, INT4OID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, OIDOID});
+    {TEXTOID, TEXTOID, INT4OID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, OIDOID, TEXTOID});
 
 SavedPlan existing_plan(
     "SELECT s.name OPERATOR(pg_catalog.=) $2 AND s.input OPERATOR(pg_catalog.=) $3,"
@@ -75,7 +76,8 @@ SavedPlan transition_plan(
     {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID});
 
 // key = saga id: the outbox keeps a saga's commands in send order, so a compensation never
-// overtakes the action it undoes. Header values are strings (HTTP, NATS).
+// overtakes the action it undoes. Header values are strings (HTTP, NATS). $10: the command's
+// traceparent, a child of the saga's (NULL: the saga was not started under a trace).
 SavedPlan send_plan(
     "SELECT once.send($1,"
     "    pg_catalog.jsonb_build_object('saga_id'::pg_catalog.text, $2, 'step'::pg_catalog.text, $3,"
@@ -83,8 +85,10 @@ SavedPlan send_plan(
     "    $2,"
     "    pg_catalog.jsonb_build_object('idempotency_key'::pg_catalog.text, $5, 'saga'::pg_catalog.text, $6,"
     "                                  'reply_to'::pg_catalog.text, $7, 'compensate'::pg_catalog.text, $8,"
-    "                                  'attempt'::pg_catalog.text, $9))",
-    {TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID});
+    "                                  'attempt'::pg_catalog.text, $9)"
+    "    OPERATOR(pg_catalog.||) CASE WHEN $10 IS NULL THEN '{}'::pg_catalog.jsonb"
+    "                            ELSE pg_catalog.jsonb_build_object('traceparent'::pg_catalog.text, $10) END)",
+    {TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID});
 
 // -------------------------------------------------------------------------- helpers
 
@@ -140,7 +144,7 @@ void stamp(saga::Event* e) {
 
 // Records a decision's history and sends its commands through the outbox.
 void emit(text* saga_id, const std::string& saga_name, Datum data, const saga::Definition& d,
-          const saga::Decision& dec, text* message_id) {
+          const saga::Decision& dec, text* message_id, const std::string& traceparent) {
     for (const auto& t : dec.history) {
         Datum v[7] = {PointerGetDatum(saga_id), text_datum(t.from), text_datum(t.to), text_datum(t.step),
                       text_datum(t.event), 0, message_id ? PointerGetDatum(message_id) : Datum(0)};
@@ -153,10 +157,13 @@ void emit(text* saga_id, const std::string& saga_name, Datum data, const saga::D
     for (const auto& c : dec.commands) {
         const std::string& step = d.steps[c.step].name;
         std::string key = id + ":" + step + (c.compensate ? ":compensate" : "");
-        Datum v[9] = {text_datum(c.topic), PointerGetDatum(saga_id), text_datum(step), data, text_datum(key),
-                      text_datum(saga_name), text_datum(d.reply_to), text_datum(c.compensate ? "true" : "false"),
-                      text_datum(std::to_string(c.attempt))};
-        send_plan.execute(v, nullptr);
+        const std::string span = traceparent.empty() ? std::string() : child_of(traceparent);
+        Datum v[10] = {text_datum(c.topic), PointerGetDatum(saga_id), text_datum(step), data, text_datum(key),
+                       text_datum(saga_name), text_datum(d.reply_to), text_datum(c.compensate ? "true" : "false"),
+                       text_datum(std::to_string(c.attempt)), 0};
+        char n[11] = "          ";
+        v[9] = text_or_null(span, &n[9]);
+        send_plan.execute(v, n);
     }
 }
 
@@ -204,6 +211,7 @@ Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) 
     spi_value(0, 6, &stored);
     spi_value(0, 7, &version);
     const std::string step_before = spi_string(8);
+    const std::string traceparent = spi_string(9);
 
     if (message_id != nullptr) {
         Datum v[2] = {PointerGetDatum(saga_id), PointerGetDatum(message_id)};
@@ -242,7 +250,7 @@ Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) 
     if (update_plan.execute(u, n) != 1) throw Error(ErrorCode::internal, "could not store a saga decision");
     Datum new_data;
     spi_value(0, 1, &new_data);
-    emit(saga_id, name, new_data, d, dec, message_id);
+    emit(saga_id, name, new_data, d, dec, message_id, traceparent);
     return {dec.result, new_status, new_step};
 }
 
@@ -260,8 +268,10 @@ void start(text* name, text* saga_id, Datum input) {
     event.type = saga::Event::Type::start;
     stamp(&event);
 
-    // The role that starts the saga sees it in once.sagas (before the switch to the owner).
+    // The role that starts the saga sees it in once.sagas (before the switch to the owner); the
+    // trace it was started under goes with each of its commands.
     const Oid started_by = GetUserId();
+    const std::string traceparent = current_traceparent();
     SpiSession spi;
     AsExtensionOwner owner;
     Datum n1[1] = {PointerGetDatum(name)};
@@ -277,17 +287,18 @@ void start(text* name, text* saga_id, Datum input) {
     const saga::Definition& d = *definition;
     saga::Decision dec = saga::decide(d, saga::State{}, event);
 
-    Datum v[10] = {PointerGetDatum(saga_id), PointerGetDatum(name), version, input,
+    Datum v[11] = {PointerGetDatum(saga_id), PointerGetDatum(name), version, input,
                    jsonb_datum(saga::to_json(dec.state, d)), text_datum(saga::status_name(dec.state.status)),
                    text_datum(d.steps[dec.state.cursor].name), Int32GetDatum(dec.state.attempts),
                    TimestampTzGetDatum(timestamp_from_unix_ms(dec.state.deadline_ms)),
-                   ObjectIdGetDatum(started_by)};
-    char nulls[11] = "          ";
+                   ObjectIdGetDatum(started_by), 0};
+    char nulls[12] = "           ";
     nulls[8] = dec.state.deadline_ms ? ' ' : 'n';
+    v[10] = text_or_null(traceparent, &nulls[10]);
     if (insert_plan.execute(v, nulls) == 1) {
         Datum data;
         spi_value(0, 1, &data);
-        emit(saga_id, saga_name, data, d, dec, nullptr);
+        emit(saga_id, saga_name, data, d, dec, nullptr, traceparent);
         return;
     }
     // Idempotent: the same start again returns the same saga and sends nothing.

@@ -11,6 +11,7 @@
 // discarded with a warning) before it is used, also in sessions without shared_preload_libraries.
 #include "settings.hpp"
 
+#include "../core/trace_context.hpp"
 #include "guard.hpp"
 
 extern "C" {
@@ -18,6 +19,7 @@ extern "C" {
 }
 
 #include <climits>
+#include <string>
 
 namespace once::pg {
 namespace {
@@ -31,8 +33,30 @@ constexpr int kDefaultMaxKeyTtlMinutes = 30 * 24 * 60;
 constexpr int kMaxMaxKeyTtlMinutes = 3653 * 24 * 60;  // ten years
 int max_key_ttl_minutes = kDefaultMaxKeyTtlMinutes;
 
+// once.traceparent / once.tracestate (trace_context.hpp): SET refuses what W3C trace context
+// does not allow (22023, with the rule in the detail).
+bool check_traceparent(char** value, void**, GucSource) {
+    if (*value == nullptr || **value == '\0') return true;
+    std::string why;
+    if (once::parse_traceparent(*value, &why)) return true;
+    GUC_check_errdetail("%s.", why.c_str());
+    GUC_check_errhint("Use the W3C form 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, e.g. "
+                      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.");
+    return false;
+}
+
+bool check_tracestate(char** value, void**, GucSource) {
+    if (*value == nullptr) return true;
+    std::string why;
+    if (once::valid_tracestate(*value, &why)) return true;
+    GUC_check_errdetail("%s.", why.c_str());
+    return false;
+}
+
 }  // namespace
 
+char* traceparent_setting = nullptr;
+char* tracestate_setting = nullptr;
 int max_payload_bytes = 1024 * 1024;
 int notify_interval_ms = 1;
 
@@ -56,6 +80,13 @@ void settings_init() {
         "once.run and once.key_acquire refuse a longer ttl (22023). At least one minute, at most ten years.",
         &max_key_ttl_minutes, kDefaultMaxKeyTtlMinutes, 1, kMaxMaxKeyTtlMinutes, PGC_SUSET, GUC_UNIT_MIN,
         nullptr, nullptr, nullptr);
+    DefineCustomStringVariable(
+        "once.traceparent", "W3C traceparent that the messages sent in this transaction or session carry.",
+        "Set it with SET LOCAL at the start of a traced transaction; a message with its own traceparent header "
+        "keeps that one. once.deliver sets it for its handlers.",
+        &traceparent_setting, "", PGC_USERSET, 0, check_traceparent, nullptr, nullptr);
+    DefineCustomStringVariable("once.tracestate", "W3C tracestate that goes with once.traceparent.", nullptr,
+                               &tracestate_setting, "", PGC_USERSET, 0, check_tracestate, nullptr, nullptr);
 }
 
 int64 max_key_ttl_ms() { return static_cast<int64>(max_key_ttl_minutes) * 60 * 1000; }

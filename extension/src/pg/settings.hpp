@@ -13,6 +13,10 @@ extern int max_payload_bytes;
 // once.notify_interval: the notifier's shortest time between two NOTIFYs, in milliseconds.
 extern int notify_interval_ms;
 
+// once.traceparent / once.tracestate: the W3C trace context of the transaction ("" = none).
+extern char* traceparent_setting;
+extern char* tracestate_setting;
+
 // once.max_key_ttl in milliseconds: the longest ttl an idempotency key may be stored with.
 int64 max_key_ttl_ms();
 

@@ -30,6 +30,7 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::reserved_header:        return MAKE_SQLSTATE('O', 'N', '2', '1', '4');
         case ErrorCode::publish_denied:         return MAKE_SQLSTATE('O', 'N', '2', '1', '5');
         case ErrorCode::key_held_by_prepared:   return MAKE_SQLSTATE('O', 'N', '2', '1', '6');
+        case ErrorCode::invalid_trace_context:  return MAKE_SQLSTATE('O', 'N', '2', '1', '7');
         case ErrorCode::invalid_topic_pattern:  return MAKE_SQLSTATE('O', 'N', '3', '0', '1');
         case ErrorCode::invalid_inbox_source:   return MAKE_SQLSTATE('O', 'N', '3', '0', '2');
         case ErrorCode::invalid_message_id:     return MAKE_SQLSTATE('O', 'N', '3', '0', '3');

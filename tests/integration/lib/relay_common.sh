@@ -114,7 +114,7 @@ send_messages() {
         psql_src -c "SELECT count(once.send(CASE WHEN g % 2 = 0 THEN 't.a' ELSE 't.b' END,
                         jsonb_build_object('n', g, 'k', CASE WHEN $keys > 0 THEN 'k' || (g % GREATEST($keys,1)) END),
                         CASE WHEN $keys > 0 THEN 'k' || (g % GREATEST($keys,1)) END,
-                        jsonb_build_object('key', CASE WHEN $keys > 0 THEN 'k' || (g % GREATEST($keys,1)) END, 'traceparent', 'tp-' || g)))
+                        jsonb_build_object('key', CASE WHEN $keys > 0 THEN 'k' || (g % GREATEST($keys,1)) END, 'traceparent', '00-' || lpad(to_hex(g), 32, '0') || '-00f067aa0ba902b7-01')))
                      FROM generate_series($lo, $hi) g" >/dev/null
     done
 }

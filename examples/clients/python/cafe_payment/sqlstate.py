@@ -30,6 +30,7 @@ STATUS_BY_SQLSTATE = {
     "ON214": 400,  # a message header the relay may not send (transport or relay name, bad value)
     "ON215": 403,  # no publishing grant lets this role publish on the topic
     "ON216": 409,  # a relay's settle met a key held by a prepared transaction
+    "ON217": 400,  # invalid traceparent / tracestate header
     "ON301": 400,  # invalid topic pattern
     "ON302": 400,  # invalid inbox source
     "ON303": 400,  # invalid inbox message id
