@@ -819,3 +819,261 @@ COMMENT ON FUNCTION once.relay_saga_gauges() IS
 
 REVOKE ALL ON FUNCTION once.relay_topic_gauges(), once.relay_saga_gauges() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.relay_topic_gauges(), once.relay_saga_gauges() TO once_relay, once_admin;
+
+-- =======================================================================================
+-- On call (issue 22, sections 2 and 3): text ids for redrive/discard, blocked messages in
+-- outbox_stats, a saga's failure cause, handlers dropped under their subscriptions.
+
+-- Text ids (0.3): ARRAY['0190…'] is a text[] and an untyped '{…}' literal resolves to the text
+-- overload (PostgreSQL prefers the string category for an unknown literal), so neither needs a
+-- ::uuid[] cast; uuid[] arguments still call the functions above. An id that is not a uuid is
+-- ON211 naming it; NULL, empty and NULL elements are left to _check_dead_letter_ids.
+CREATE FUNCTION once._dead_letter_ids(ids text[]) RETURNS uuid[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    id text;
+BEGIN
+    RETURN ids::uuid[];
+EXCEPTION WHEN invalid_text_representation THEN
+    FOREACH id IN ARRAY ids LOOP
+        BEGIN
+            PERFORM id::uuid;
+        EXCEPTION WHEN invalid_text_representation THEN
+            RAISE EXCEPTION 'ids must be message ids (uuids): % is not one', pg_catalog.quote_literal(pg_catalog.left(id, 80))
+                USING ERRCODE = 'ON211',
+                      HINT = 'Pass the id column of once.dead_letters, e.g. once.redrive(ARRAY[''0190a5e2-7c4b-7d1e-8a4f-2b6c9d0e1f23'']).';
+        END;
+    END LOOP;
+    RAISE;
+END
+$$;
+REVOKE ALL ON FUNCTION once._dead_letter_ids(text[]) FROM PUBLIC;
+
+-- The text argument: an array literal '{…}' or one id.
+CREATE FUNCTION once._dead_letter_ids(ids text) RETURNS uuid[]
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT once._dead_letter_ids(CASE WHEN ids IS NULL THEN NULL
+                                      WHEN btrim(ids) LIKE '{%' THEN ids::text[]
+                                      ELSE ARRAY[ids] END)
+$$;
+REVOKE ALL ON FUNCTION once._dead_letter_ids(text) FROM PUBLIC;
+
+CREATE FUNCTION once.redrive(ids text[]) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.redrive(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.redrive(text[]) IS 'once.redrive(uuid[]) for ids written as text, e.g. ARRAY[''0190…'']';
+CREATE FUNCTION once.redrive(ids text) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.redrive(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.redrive(text) IS 'once.redrive(uuid[]) for an array literal ''{…}'' or one id';
+CREATE FUNCTION once.discard(ids text[]) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.discard(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.discard(text[]) IS 'once.discard(uuid[]) for ids written as text, e.g. ARRAY[''0190…'']';
+CREATE FUNCTION once.discard(ids text) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.discard(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.discard(text) IS 'once.discard(uuid[]) for an array literal ''{…}'' or one id';
+
+REVOKE ALL ON FUNCTION once.redrive(text[]), once.redrive(text), once.discard(text[]), once.discard(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.redrive(text[]), once.redrive(text), once.discard(text[]), once.discard(text),
+    once._dead_letter_ids(text[]), once._dead_letter_ids(text) TO once_admin;
+
+-- outbox_stats gains blocked as its last column, so CREATE OR REPLACE keeps its grants.
+-- blocked (0.3, appended): messages waiting behind their key's head while that head is dead or
+-- delayed, the messages once.blocked_keys counts as waiting. No relay takes them until the
+-- head is redriven, discarded or due, so they are not ready, not delayed, and not in
+-- oldest_ready_age (issue 22). Messages behind a head that is ready or in flight stay ready:
+-- they go out as soon as it is acked. The blocking heads are few; they are joined by key.
+CREATE OR REPLACE VIEW once.outbox_stats AS
+SELECT o.topic,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now() AND b.key IS NULL) AS ready,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at > pg_catalog.now() AND o.relay IS NULL AND b.key IS NULL) AS delayed,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at > pg_catalog.now() AND o.relay IS NOT NULL) AS in_flight,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NOT NULL) AS dead,
+       pg_catalog.now() - pg_catalog.min(o.created_at) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now() AND b.key IS NULL) AS oldest_ready_age,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND b.key IS NOT NULL
+                                     AND (o.visible_at <= pg_catalog.now() OR o.relay IS NULL)) AS blocked
+  FROM once.outbox o
+  LEFT JOIN (SELECT d.key, d.key_seq FROM once.outbox d
+              WHERE d.key IS NOT NULL
+                AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
+                AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) b
+         ON b.key = o.key AND o.key_seq > b.key_seq
+ GROUP BY o.topic;
+COMMENT ON VIEW once.outbox_stats IS
+    'Per topic: ready, delayed (deliver_at or retry backoff), in flight (leased), dead, age of the oldest ready message, blocked (behind a dead or delayed key head)';
+
+
+-- A saga keeps the cause of its failure beside its last error (issue 22): set by the state
+-- machine (core/saga_machine.hpp, State::cause) when the saga leaves running. Sagas that left
+-- running under 0.2 take it from their history: the reason of their first transition to
+-- compensating, failed or compensated (one index lookup per such saga); the machine state
+-- gets it too, so the next decision keeps it.
+ALTER TABLE once.saga_instances ADD COLUMN failure_cause text;
+UPDATE once.saga_instances s
+   SET failure_cause = c.reason,
+       machine = s.machine OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('cause', c.reason)
+  FROM (SELECT i.saga_id,
+               (SELECT t.reason FROM once.saga_transitions t
+                 WHERE t.saga_id OPERATOR(pg_catalog.=) i.saga_id AND t.reason IS NOT NULL
+                   AND t.to_status OPERATOR(pg_catalog.=) ANY (ARRAY['compensating', 'failed', 'compensated'])
+                 ORDER BY t.id LIMIT 1) AS reason
+          FROM once.saga_instances i
+         WHERE i.status OPERATOR(pg_catalog.=) ANY (ARRAY['compensating', 'failed', 'compensated'])) c
+ WHERE c.saga_id OPERATOR(pg_catalog.=) s.saga_id AND c.reason IS NOT NULL;
+
+CREATE OR REPLACE VIEW once.sagas WITH (security_barrier) AS
+SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
+       s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
+  FROM once.saga_instances s
+ WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+    OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
+
+
+-- One saga with its definition, its last error and the cause of its failure
+-- (once.saga_instances.failure_cause: the card was declined), which the last error (a
+-- compensation that timed out later) hides.
+CREATE OR REPLACE FUNCTION once.console_saga(p_saga_id text)
+RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
+               input jsonb, data jsonb, last_error text, cause text, deadline timestamptz,
+               created_at timestamptz, updated_at timestamptz, finished_at timestamptz, definition jsonb)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, s.input, s.data, s.last_error,
+           s.failure_cause, s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
+      FROM once.saga_instances s
+      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
+     WHERE s.saga_id = p_saga_id
+$$;
+COMMENT ON FUNCTION once.console_saga(text) IS 'once-console: one saga with input, data, definition, last error and the failure''s cause';
+
+-- Dropping an inbox handler removes its subscriptions (issue 22): sql/src/30_inbox.sql.
+CREATE FUNCTION once._inbox_handler_dropped() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    gone record;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_event_trigger_dropped_objects() d
+                    WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                      AND EXISTS (SELECT FROM once.inbox_subscriptions s WHERE s.handler::oid = d.objid)) THEN
+        RETURN;   -- the usual case: no statement on inbox_subscriptions, no cache invalidation
+    END IF;
+    FOR gone IN
+        DELETE FROM once.inbox_subscriptions s
+         USING pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_catalog.pg_proc'::regclass AND s.handler::oid = d.objid
+        RETURNING s.topic_pattern, d.object_identity
+    LOOP
+        RAISE WARNING 'inbox subscription % removed: its handler % was dropped',
+                quote_literal(gone.topic_pattern), gone.object_identity
+            USING HINT = 'Messages on its topics get no_handler (the relay retries them) until once.subscribe names a handler again.';
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION once._inbox_handler_dropped() FROM PUBLIC;
+CREATE EVENT TRIGGER once_inbox_handler_dropped ON sql_drop
+    EXECUTE FUNCTION once._inbox_handler_dropped();
+
+-- Inbox subscriptions with whether their handler still exists (issue 22): a dropped handler's
+-- subscriptions are removed by an event trigger (30_inbox.sql), but a drop while event
+-- triggers do not fire leaves one behind, and the console marks it.
+CREATE FUNCTION once.console_subscriptions()
+RETURNS TABLE (topic_pattern text, handler text, handler_exists boolean, subscribed_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.topic_pattern,
+           CASE WHEN p.oid IS NULL THEN 'function oid ' || s.handler::oid::text ELSE s.handler::text END,
+           p.oid IS NOT NULL, s.subscribed_at
+      FROM once.inbox_subscriptions s
+      LEFT JOIN pg_catalog.pg_proc p ON p.oid = s.handler::oid
+     ORDER BY p.oid IS NOT NULL, s.subscribed_at
+     LIMIT 500
+$$;
+COMMENT ON FUNCTION once.console_subscriptions() IS 'once-console: inbox subscriptions (at most 500), those whose handler is gone first';
+REVOKE ALL ON FUNCTION once.console_subscriptions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_subscriptions() TO once_console_viewer, once_admin;
+
+-- Sagas page (issue 22): counts per definition and status, search by a business key, and the
+-- overview's send / ack rates.
+--
+-- A business key is a value in the saga's input that names the business object, such as
+-- {"order_id": 1001}; the search takes key=value and finds sagas whose input has it at the top
+-- level (as a string, or as a number or boolean when the value reads as one) through a GIN
+-- index on input (jsonb_path_ops: an insert per saga start; input never changes afterwards,
+-- so a saga's updates stay as they were).
+CREATE INDEX saga_instances_input ON once.saga_instances USING gin (input jsonb_path_ops);
+-- Counts per definition and status.
+CREATE INDEX saga_instances_name_status ON once.saga_instances (name, status);
+
+CREATE FUNCTION once.console_saga_search(q text, max_rows integer DEFAULT 50)
+RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
+               last_error text, created_at timestamptz, updated_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    eq integer := strpos(q, '=');
+    k text;
+    v text;
+    as_text jsonb;
+    as_value jsonb;
+BEGIN
+    IF eq < 2 THEN
+        RETURN QUERY
+        SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
+               s.created_at, s.updated_at
+          FROM once.saga_instances s WHERE s.saga_id = q;
+        RETURN;
+    END IF;
+    k := btrim(left(q, eq - 1));
+    v := btrim(substr(q, eq + 1));
+    as_text := jsonb_build_object(k, v);
+    as_value := CASE WHEN v ~ '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' OR v IN ('true', 'false')
+                     THEN jsonb_build_object(k, v::jsonb) ELSE as_text END;
+    RETURN QUERY
+    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
+           s.created_at, s.updated_at
+      FROM once.saga_instances s
+     WHERE s.input @> as_text OR s.input @> as_value
+     ORDER BY s.created_at DESC, s.saga_id DESC
+     LIMIT least(greatest(max_rows, 1), 500);
+END
+$$;
+COMMENT ON FUNCTION once.console_saga_search(text, integer) IS
+    'once-console: sagas by saga id, or by key=value of their input (a business key such as order_id=1001), newest first';
+
+CREATE FUNCTION once.console_saga_definition_counts()
+RETURNS TABLE (name text, status text, n bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT d.name, st.status,
+           (SELECT count(*) FROM (SELECT 1 FROM once.saga_instances s
+                                   WHERE s.name = d.name AND s.status = st.status LIMIT 1000) x)
+      FROM (SELECT DISTINCT sd.name FROM once.saga_definitions sd ORDER BY 1 LIMIT 100) d
+     CROSS JOIN unnest(ARRAY['running', 'compensating', 'failed', 'completed', 'compensated']) AS st(status)
+     ORDER BY d.name
+$$;
+COMMENT ON FUNCTION once.console_saga_definition_counts() IS
+    'once-console: sagas per definition (at most 100) and status, each counted up to 1000';
+
+-- Rows written to and removed from once.outbox since the statistics were reset
+-- (pg_stat_all_tables): the console samples them to draw send and ack rates. A send inserts a
+-- row and an ack deletes one; a relay in the locked mode also deletes and re-inserts each
+-- message it gives back (nack, dead), and a discard deletes.
+CREATE FUNCTION once.console_outbox_counters(OUT at timestamptz, OUT inserted bigint, OUT deleted bigint)
+RETURNS record
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT clock_timestamp(), s.n_tup_ins, s.n_tup_del
+      FROM pg_catalog.pg_stat_all_tables s WHERE s.relid = 'once.outbox'::regclass
+$$;
+COMMENT ON FUNCTION once.console_outbox_counters() IS 'once-console: rows inserted into and deleted from once.outbox (statistics)';
+
+REVOKE ALL ON FUNCTION once.console_saga_search(text, integer), once.console_saga_definition_counts(),
+    once.console_outbox_counters() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_saga_search(text, integer), once.console_saga_definition_counts(),
+    once.console_outbox_counters() TO once_console_viewer, once_admin;

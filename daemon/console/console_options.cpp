@@ -44,6 +44,7 @@ po::options_description option_table() {
                                                    "role viewer or admin, hash from --hash-secret")
         ("session-ttl", po::value<std::string>(), "how long a login lasts (default 8h)")
         ("statement-timeout", po::value<std::string>(), "bound for each database statement of a page (default 5s)")
+        ("rate-interval", po::value<std::string>(), "sample the outbox's send / ack counters this often for the overview's charts (default 10s; 60 samples are kept)")
         ("connect-timeout", po::value<std::string>(), "bound for opening a database connection (default 5s)")
         ("threads", po::value<int>(), "request threads, each with its own database connection, 1..64 (default 4)")
         ("secure-cookie", po::value<std::string>(), "on|off: mark the session cookie Secure (when served "
@@ -90,6 +91,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     if (vm.count("secure-cookie")) o.secure_cookie = on_off("secure-cookie", vm["secure-cookie"].as<std::string>());
     o.session_ttl = duration_option(vm, "session-ttl", o.session_ttl);
     o.statement_timeout = duration_option(vm, "statement-timeout", o.statement_timeout);
+    o.rate_interval = duration_option(vm, "rate-interval", o.rate_interval);
     o.connect_timeout = duration_option(vm, "connect-timeout", o.connect_timeout);
     validate(o);
     return o;
@@ -102,6 +104,7 @@ void validate(const Options& o) {
     if (o.threads < 1 || o.threads > 64) throw bad("--threads " + std::to_string(o.threads) + " is out of range 1..64");
     if (o.session_ttl < Millis(60000)) throw bad("--session-ttl is shorter than 1min");
     if (o.statement_timeout < Millis(100)) throw bad("--statement-timeout is shorter than 100ms");
+    if (o.rate_interval < Millis(1000)) throw bad("--rate-interval is shorter than 1s");
     if (o.connect_timeout < Millis(1000)) throw bad("--connect-timeout is shorter than 1s");
     static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
     bool level_ok = false;

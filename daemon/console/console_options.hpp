@@ -22,6 +22,7 @@ struct Options {
     Millis session_ttl{8 * 3600 * 1000};  // a login lasts this long
     Millis statement_timeout{5000};       // per database statement of a page
     Millis connect_timeout{5000};
+    Millis rate_interval{10000};          // how often the overview's send / ack rates are sampled
     int threads = 4;                      // request threads (each with its own connection)
     bool secure_cookie = false;           // add "Secure" to the cookie (behind an HTTPS proxy)
     bool check_config = false;

@@ -104,7 +104,36 @@ struct Console::Ctx {
 };
 
 Console::Console(const Options& o, std::map<std::string, User> users)
-    : opts_(o), db_{o.db, o.connect_timeout, o.statement_timeout}, users_(std::move(users)), sessions_(o.session_ttl) {}
+    : opts_(o), db_{o.db, o.connect_timeout, o.statement_timeout}, users_(std::move(users)), sessions_(o.session_ttl),
+      sampler_([this] { sample_rates(); }) {}
+
+Console::~Console() {
+    {
+        std::lock_guard<std::mutex> lock(stop_mu_);
+        stopping_ = true;
+    }
+    stop_cv_.notify_all();
+    sampler_.join();
+}
+
+void Console::sample_rates() {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    while (!stopping_) {
+        lock.unlock();
+        try {
+            Tx tx(db_, Role::viewer, true);
+            auto r = tx.query("SELECT extract(epoch FROM c.at), c.inserted, c.deleted FROM once.console_outbox_counters() c");
+            tx.commit();
+            if (r.size() == 1 && !r.null(0, 1))
+                rates_.add({std::stod(r.get(0, 0)), std::stoll(r.get(0, 1)), std::stoll(r.get(0, 2))});
+        } catch (const std::exception& e) {
+            spdlog::debug("rate sample: {}", e.what());
+            reset_thread_connection();
+        }
+        lock.lock();
+        stop_cv_.wait_for(lock, opts_.rate_interval, [this] { return stopping_; });
+    }
+}
 
 std::string Console::page(Ctx& c, const std::string& title, const std::string& active, const std::string& body) {
     std::string nav;
@@ -271,6 +300,15 @@ Response Console::overview(Ctx& c) {
     c.db_ms = tx.db_ms();
     std::ostringstream b;
     int attention = 0;
+    {
+        // Rates between the samples of the last minutes (pg_stat_all_tables: rows in, rows out).
+        Rates rates = rates_.rates();
+        b << "<h2>Send and ack rates</h2><table id=rates><tr><th>sent (rows into once.outbox)</th><td>"
+          << sparkline_svg("rate-sent", rates.sent, "msg/s") << "</td></tr><tr><th>acked (rows out of once.outbox)</th><td>"
+          << sparkline_svg("rate-acked", rates.acked, "msg/s") << "</td></tr></table><p class=muted>Per second, one bar per "
+          << opts_.rate_interval.count() / 1000 << " s (the last " << rates_.capacity() - 1
+          << " intervals), from PostgreSQL's table statistics: a discard counts as an ack, a locked relay's nack as both.</p>";
+    }
     b << "<h2>Outbox per topic</h2><table id=topics><tr><th>topic</th><th>ready</th><th>delayed</th><th>in flight</th>"
          "<th>blocked</th><th>dead</th><th>oldest ready</th><th>needs attention</th></tr>";
     for (int i = 0; i < topics.size(); ++i) {
@@ -502,7 +540,9 @@ Response Console::blocked(Ctx& c) {
 
 Response Console::sagas(Ctx& c, const Request& req) {
     std::string name = req.arg("name"), status = req.arg("status"), q = req.arg("q"), before = req.arg("before");
-    if (!q.empty()) return redirect("/sagas/" + url_encode(q));
+    // q: a saga id (opened directly) or key=value of the saga's input, a business key such as
+    // order_id=1001 (listed).
+    if (!q.empty() && q.find('=') == std::string::npos) return redirect("/sagas/" + url_encode(q));
     static const char* statuses[] = {"failed", "running", "compensating", "completed", "compensated"};
     bool known = status.empty();
     for (auto* s : statuses) known |= status == s;
@@ -512,8 +552,10 @@ Response Console::sagas(Ctx& c, const Request& req) {
     if (bar != std::string::npos) { before_created = before.substr(0, bar); before_id = before.substr(bar + 1); }
     Tx tx(db_, c.session.role, true);
     auto names = tx.query("SELECT name FROM once.console_saga_definitions()");
-    auto rows = tx.query("SELECT * FROM once.console_sagas($1, $2, $3::timestamptz, $4, $5)",
-                         {opt(name), opt(status), before_created, before_id, std::to_string(kPage)});
+    auto per_def = tx.query("SELECT name, status, n FROM once.console_saga_definition_counts()");
+    auto rows = q.empty() ? tx.query("SELECT * FROM once.console_sagas($1, $2, $3::timestamptz, $4, $5)",
+                                     {opt(name), opt(status), before_created, before_id, std::to_string(kPage)})
+                          : tx.query("SELECT * FROM once.console_saga_search($1, $2)", {q, std::to_string(kPage)});
     c.db_ms = tx.db_ms();
     std::ostringstream b;
     b << "<form class=filters method=get action=\"/sagas\">Definition <select name=name id=f-name><option value=\"\">all</option>";
@@ -522,7 +564,31 @@ Response Console::sagas(Ctx& c, const Request& req) {
     b << "</select> Status <select name=status id=f-status><option value=\"\">all</option>";
     for (auto* s : statuses) b << "<option" << (status == s ? " selected" : "") << ">" << s << "</option>";
     b << "</select> <button type=submit id=filter>Show</button></form><form class=filters method=get action=\"/sagas\">"
-         "Saga id <input name=q id=q> <button type=submit id=search>Open</button></form><br>"
+         "Saga id or business key <input name=q id=q placeholder=\"order-42 or order_id=1001\" value=\"" << esc(q)
+      << "\"> <button type=submit id=search>Find</button></form>"
+         "<p class=muted>A business key is key=value of the saga's input (order_id=1001); a saga id opens the saga.</p>";
+    // Per definition and status, each counted up to kCap.
+    static const char* count_order[] = {"running", "compensating", "failed", "completed", "compensated"};
+    b << "<table id=definition-counts><tr><th>definition</th>";
+    for (auto* s : count_order) b << "<th>" << s << "</th>";
+    b << "</tr>";
+    for (int i = 0; i < per_def.size();) {
+        std::string def = per_def.get(i, 0);
+        std::map<std::string, std::string> n;
+        for (; i < per_def.size() && per_def.get(i, 0) == def; ++i) n[per_def.get(i, 1)] = per_def.get(i, 2);
+        bool failed = !n["failed"].empty() && n["failed"] != "0";
+        b << "<tr" << (failed ? " class=attn" : "") << "><td>" << esc(def) << "</td>";
+        for (auto* s : count_order) {
+            std::string v = n[s].empty() ? "0" : n[s];
+            b << "<td class=num><a href=\"/sagas?name=" << url_encode(def) << "&amp;status=" << s << "\">"
+              << (std::stol(v) >= kCap ? std::to_string(kCap) + "+" : v) << "</a></td>";
+        }
+        b << "</tr>";
+    }
+    if (per_def.size() == 0) b << "<tr><td colspan=6 class=muted>No saga definitions.</td></tr>";
+    b << "</table><br>";
+    if (!q.empty()) b << "<p id=search-result>Sagas whose input has " << esc(q) << " (newest first):</p>";
+    b << 
          "<table id=sagas><tr><th>saga id</th><th>definition</th><th>status</th><th>step</th><th>attempts</th><th>started</th>"
          "<th>updated</th><th>last error</th></tr>";
     for (int i = 0; i < rows.size(); ++i) {
@@ -535,7 +601,7 @@ Response Console::sagas(Ctx& c, const Request& req) {
     }
     if (rows.size() == 0) b << "<tr><td colspan=8 class=muted>No sagas match.</td></tr>";
     b << "</table>";
-    if (rows.size() == kPage)
+    if (rows.size() == kPage && q.empty())
         b << "<p><a id=older href=\"/sagas?name=" << url_encode(name) << "&amp;status=" << url_encode(status) << "&amp;before="
           << url_encode(rows(kPage - 1, "created_at") + "|" + rows(kPage - 1, "saga_id")) << "\">Older sagas →</a></p>";
     Response r;
@@ -727,6 +793,19 @@ Response Console::inbox(Ctx& c, const Request& req) {
     if (rows.size() == kPage)
         b << "<p><a id=older href=\"/inbox?after=" << url_encode(rows(kPage - 1, "source") + "|" + rows(kPage - 1, "message_id"))
           << "\">More →</a></p>";
+    // Subscriptions: one whose handler was dropped (while event triggers were off) is marked.
+    auto subs = tx.query("SELECT * FROM once.console_subscriptions()", {});
+    c.db_ms = tx.db_ms();
+    b << "<h2>Subscriptions</h2><table id=subscriptions><tr><th>topic pattern</th><th>handler</th><th>since</th></tr>";
+    for (int i = 0; i < subs.size(); ++i) {
+        bool gone = subs(i, "handler_exists") != "t";
+        b << "<tr" << (gone ? " class=attn" : "") << "><td>" << esc(subs(i, "topic_pattern")) << "</td><td>"
+          << esc(subs(i, "handler"))
+          << (gone ? " <b class=handler-gone>handler dropped: deliver fails (ON305); once.unsubscribe it</b>" : "")
+          << "</td><td>" << ts(subs(i, "subscribed_at")) << "</td></tr>";
+    }
+    if (subs.size() == 0) b << "<tr><td colspan=3 class=muted>No subscriptions.</td></tr>";
+    b << "</table>";
     Response r;
     r.body = page(c, "Inbox: poison messages", "/inbox", b.str());
     return r;

@@ -4,9 +4,13 @@
 #include "auth.hpp"
 #include "console_options.hpp"
 #include "db.hpp"
+#include "rates.hpp"
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 struct MHD_Daemon;
@@ -31,6 +35,9 @@ struct Response {
 class Console {
 public:
     Console(const Options& o, std::map<std::string, User> users);
+    ~Console();   // stops the rate sampler
+    Console(const Console&) = delete;
+    Console& operator=(const Console&) = delete;
     Response handle(const Request& req);
 
 private:
@@ -59,6 +66,14 @@ private:
     DbConfig db_;
     std::map<std::string, User> users_;
     Sessions sessions_;
+    // The overview's send / ack rates: a thread samples once.console_outbox_counters() every
+    // --rate-interval on a connection of its own.
+    void sample_rates();
+    RateHistory rates_;
+    std::mutex stop_mu_;
+    std::condition_variable stop_cv_;
+    bool stopping_ = false;
+    std::thread sampler_;
 };
 
 class HttpServer {

@@ -344,6 +344,59 @@ $$;
 COMMENT ON FUNCTION once.discard(uuid[]) IS
     'Delete dead letters for good (releases their keys); returns how many were deleted';
 
+-- Text ids (0.3): ARRAY['0190…'] is a text[] and an untyped '{…}' literal resolves to the text
+-- overload (PostgreSQL prefers the string category for an unknown literal), so neither needs a
+-- ::uuid[] cast; uuid[] arguments still call the functions above. An id that is not a uuid is
+-- ON211 naming it; NULL, empty and NULL elements are left to _check_dead_letter_ids.
+CREATE FUNCTION once._dead_letter_ids(ids text[]) RETURNS uuid[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    id text;
+BEGIN
+    RETURN ids::uuid[];
+EXCEPTION WHEN invalid_text_representation THEN
+    FOREACH id IN ARRAY ids LOOP
+        BEGIN
+            PERFORM id::uuid;
+        EXCEPTION WHEN invalid_text_representation THEN
+            RAISE EXCEPTION 'ids must be message ids (uuids): % is not one', pg_catalog.quote_literal(pg_catalog.left(id, 80))
+                USING ERRCODE = 'ON211',
+                      HINT = 'Pass the id column of once.dead_letters, e.g. once.redrive(ARRAY[''0190a5e2-7c4b-7d1e-8a4f-2b6c9d0e1f23'']).';
+        END;
+    END LOOP;
+    RAISE;
+END
+$$;
+REVOKE ALL ON FUNCTION once._dead_letter_ids(text[]) FROM PUBLIC;
+
+-- The text argument: an array literal '{…}' or one id.
+CREATE FUNCTION once._dead_letter_ids(ids text) RETURNS uuid[]
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT once._dead_letter_ids(CASE WHEN ids IS NULL THEN NULL
+                                      WHEN btrim(ids) LIKE '{%' THEN ids::text[]
+                                      ELSE ARRAY[ids] END)
+$$;
+REVOKE ALL ON FUNCTION once._dead_letter_ids(text) FROM PUBLIC;
+
+CREATE FUNCTION once.redrive(ids text[]) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.redrive(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.redrive(text[]) IS 'once.redrive(uuid[]) for ids written as text, e.g. ARRAY[''0190…'']';
+CREATE FUNCTION once.redrive(ids text) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.redrive(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.redrive(text) IS 'once.redrive(uuid[]) for an array literal ''{…}'' or one id';
+CREATE FUNCTION once.discard(ids text[]) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.discard(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.discard(text[]) IS 'once.discard(uuid[]) for ids written as text, e.g. ARRAY[''0190…'']';
+CREATE FUNCTION once.discard(ids text) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once.discard(once._dead_letter_ids(ids)) $$;
+COMMENT ON FUNCTION once.discard(text) IS 'once.discard(uuid[]) for an array literal ''{…}'' or one id';
+
 -- Any message, not only dead letters (issue 20, finding 4): a message that holds back its key
 -- for a long time (a deliver_at years ahead, a topic no relay serves, a long backoff) can be
 -- made due now or removed by an admin. ids are checked as for redrive / discard (ON211).
@@ -392,17 +445,29 @@ GRANT EXECUTE ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) TO once_adm
 
 -- ----------------------------------------------------------------------------- statistics
 
+-- blocked (0.3, appended): messages waiting behind their key's head while that head is dead or
+-- delayed, the messages once.blocked_keys counts as waiting. No relay takes them until the
+-- head is redriven, discarded or due, so they are not ready, not delayed, and not in
+-- oldest_ready_age (issue 22). Messages behind a head that is ready or in flight stay ready:
+-- they go out as soon as it is acked. The blocking heads are few; they are joined by key.
 CREATE VIEW once.outbox_stats AS
 SELECT o.topic,
-       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now()) AS ready,
-       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at > pg_catalog.now() AND o.relay IS NULL) AS delayed,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now() AND b.key IS NULL) AS ready,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at > pg_catalog.now() AND o.relay IS NULL AND b.key IS NULL) AS delayed,
        pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND o.visible_at > pg_catalog.now() AND o.relay IS NOT NULL) AS in_flight,
        pg_catalog.count(*) FILTER (WHERE o.dead_at IS NOT NULL) AS dead,
-       pg_catalog.now() - pg_catalog.min(o.created_at) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now()) AS oldest_ready_age
+       pg_catalog.now() - pg_catalog.min(o.created_at) FILTER (WHERE o.dead_at IS NULL AND o.visible_at <= pg_catalog.now() AND b.key IS NULL) AS oldest_ready_age,
+       pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND b.key IS NOT NULL
+                                     AND (o.visible_at <= pg_catalog.now() OR o.relay IS NULL)) AS blocked
   FROM once.outbox o
+  LEFT JOIN (SELECT d.key, d.key_seq FROM once.outbox d
+              WHERE d.key IS NOT NULL
+                AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
+                AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) b
+         ON b.key = o.key AND o.key_seq > b.key_seq
  GROUP BY o.topic;
 COMMENT ON VIEW once.outbox_stats IS
-    'Per topic: ready, delayed (deliver_at or retry backoff), in flight (leased), dead, age of the oldest ready message';
+    'Per topic: ready, delayed (deliver_at or retry backoff), in flight (leased), dead, age of the oldest ready message, blocked (behind a dead or delayed key head)';
 REVOKE ALL ON TABLE once.outbox_stats FROM PUBLIC;
 GRANT SELECT ON TABLE once.outbox_stats TO once_admin, once_relay;
 
@@ -433,6 +498,7 @@ REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
     once.topic_policy(text, integer, interval, interval, interval),
     once.redrive(uuid[]),
     once.discard(uuid[]),
+    once.redrive(text[]), once.redrive(text), once.discard(text[]), once.discard(text),
     once.purge_outbox(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
     once.send_many(text, jsonb[], text[]) TO once_producer;
@@ -444,7 +510,9 @@ GRANT EXECUTE ON FUNCTION once.claim(text, integer, interval, text[]),
     once.extend(text, uuid[], interval) TO once_relay;
 GRANT EXECUTE ON FUNCTION once.topic_policy(text, integer, interval, interval, interval),
     once.redrive(uuid[]),
-    once.discard(uuid[]) TO once_admin;
+    once.discard(uuid[]),
+    once.redrive(text[]), once.redrive(text), once.discard(text[]), once.discard(text),
+    once._dead_letter_ids(text[]), once._dead_letter_ids(text) TO once_admin;
 
 -- Without shared_preload_libraries the coalescing notifier cannot run: say so once, here.
 DO $preload$

@@ -79,6 +79,44 @@ CREATE TRIGGER inbox_subscriptions_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON once.inbox_subscriptions
     FOR EACH STATEMENT EXECUTE FUNCTION once._inbox_subscriptions_changed();
 
+-- A dropped handler takes its subscriptions with it (0.3, issue 22): this event trigger runs
+-- after every DROP that removes a function (DROP FUNCTION, DROP SCHEMA ... CASCADE, DROP
+-- OWNED) and deletes the subscriptions naming it, with a WARNING per subscription. Messages
+-- on their topics then get no_handler (nothing recorded; the relay retries them) until a
+-- handler is subscribed again, instead of a subscription naming a function oid that a later,
+-- unrelated function could receive. A pg_depend entry could not do this: a subscription is a
+-- row, not a catalog object, and the extension depending on the handler would make DROP
+-- FUNCTION ... CASCADE drop pg_once. Event triggers do not fire in single-user mode, with
+-- session_replication_role = replica or (PostgreSQL 17+) event_triggers = off: such a drop
+-- leaves a subscription whose handler is gone, which deliver reports (ON305) and the console
+-- lists (once.console_subscriptions).
+CREATE FUNCTION once._inbox_handler_dropped() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    gone record;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_event_trigger_dropped_objects() d
+                    WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                      AND EXISTS (SELECT FROM once.inbox_subscriptions s WHERE s.handler::oid = d.objid)) THEN
+        RETURN;   -- the usual case: no statement on inbox_subscriptions, no cache invalidation
+    END IF;
+    FOR gone IN
+        DELETE FROM once.inbox_subscriptions s
+         USING pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_catalog.pg_proc'::regclass AND s.handler::oid = d.objid
+        RETURNING s.topic_pattern, d.object_identity
+    LOOP
+        RAISE WARNING 'inbox subscription % removed: its handler % was dropped',
+                quote_literal(gone.topic_pattern), gone.object_identity
+            USING HINT = 'Messages on its topics get no_handler (the relay retries them) until once.subscribe names a handler again.';
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION once._inbox_handler_dropped() FROM PUBLIC;
+CREATE EVENT TRIGGER once_inbox_handler_dropped ON sql_drop
+    EXECUTE FUNCTION once._inbox_handler_dropped();
+
 -- No SET search_path on the C functions that run handlers (deliver): handlers run under the
 -- caller's search_path, as their run_as role or their owner (extension/src/pg/run_as.hpp).
 -- pg_once's own statements are qualified.

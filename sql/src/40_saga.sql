@@ -31,6 +31,8 @@ CREATE TABLE once.saga_instances (
     finished_at timestamptz,
     started_by  oid,                    -- the role that called saga_start (NULL: started before 0.3)
     traceparent text,                   -- (0.3) the W3C trace context it was started under, if any
+    failure_cause text,                 -- the failure that made it compensate or stop (0.3); last_error
+                                        -- is the latest one (a compensation that timed out, say)
     CONSTRAINT saga_instances_definition_fk FOREIGN KEY (name, version) REFERENCES once.saga_definitions,
     CONSTRAINT saga_instances_deadline_check CHECK
         ((status IN ('running', 'compensating')) = (deadline IS NOT NULL)),
@@ -189,11 +191,11 @@ COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 -- (current_user in a view is the querying role).
 CREATE VIEW once.sagas WITH (security_barrier) AS
 SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
-       s.last_error, s.created_at, s.updated_at, s.finished_at
+       s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
   FROM once.saga_instances s
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
     OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
-COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error (the caller''s own, or all for once_admin)';
+COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
 CREATE VIEW once.saga_history WITH (security_barrier) AS
 SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id

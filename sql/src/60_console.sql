@@ -257,9 +257,9 @@ AS $$
      ORDER BY d.name, d.version DESC
 $$;
 COMMENT ON FUNCTION once.console_saga_definitions() IS 'once-console: saga definitions, latest version each';
--- One saga with its definition and the cause of its failure: the reason of the first
--- transition that turned it away from success (the card was declined), which the last error
--- (a compensation that timed out later) hides.
+-- One saga with its definition, its last error and the cause of its failure
+-- (once.saga_instances.failure_cause: the card was declined), which the last error (a
+-- compensation that timed out later) hides.
 CREATE FUNCTION once.console_saga(p_saga_id text)
 RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
                input jsonb, data jsonb, last_error text, cause text, deadline timestamptz,
@@ -267,11 +267,7 @@ RETURNS TABLE (saga_id text, name text, version integer, status text, step text,
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, s.input, s.data, s.last_error,
-           (SELECT t.reason FROM once.saga_transitions t
-             WHERE t.saga_id = s.saga_id AND t.reason IS NOT NULL
-               AND t.to_status IN ('compensating', 'failed', 'compensated')
-             ORDER BY t.id LIMIT 1),
-           s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
+           s.failure_cause, s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
       FROM once.saga_instances s
       JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
      WHERE s.saga_id = p_saga_id
@@ -466,3 +462,102 @@ GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_disca
     once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
     once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text)
     TO once_console_admin, once_admin;
+
+-- Inbox subscriptions with whether their handler still exists (issue 22): a dropped handler's
+-- subscriptions are removed by an event trigger (30_inbox.sql), but a drop while event
+-- triggers do not fire leaves one behind, and the console marks it.
+CREATE FUNCTION once.console_subscriptions()
+RETURNS TABLE (topic_pattern text, handler text, handler_exists boolean, subscribed_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.topic_pattern,
+           CASE WHEN p.oid IS NULL THEN 'function oid ' || s.handler::oid::text ELSE s.handler::text END,
+           p.oid IS NOT NULL, s.subscribed_at
+      FROM once.inbox_subscriptions s
+      LEFT JOIN pg_catalog.pg_proc p ON p.oid = s.handler::oid
+     ORDER BY p.oid IS NOT NULL, s.subscribed_at
+     LIMIT 500
+$$;
+COMMENT ON FUNCTION once.console_subscriptions() IS 'once-console: inbox subscriptions (at most 500), those whose handler is gone first';
+REVOKE ALL ON FUNCTION once.console_subscriptions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_subscriptions() TO once_console_viewer, once_admin;
+
+-- Sagas page (issue 22): counts per definition and status, search by a business key, and the
+-- overview's send / ack rates.
+--
+-- A business key is a value in the saga's input that names the business object, such as
+-- {"order_id": 1001}; the search takes key=value and finds sagas whose input has it at the top
+-- level (as a string, or as a number or boolean when the value reads as one) through a GIN
+-- index on input (jsonb_path_ops: an insert per saga start; input never changes afterwards,
+-- so a saga's updates stay as they were).
+CREATE INDEX saga_instances_input ON once.saga_instances USING gin (input jsonb_path_ops);
+-- Counts per definition and status.
+CREATE INDEX saga_instances_name_status ON once.saga_instances (name, status);
+
+CREATE FUNCTION once.console_saga_search(q text, max_rows integer DEFAULT 50)
+RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
+               last_error text, created_at timestamptz, updated_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    eq integer := strpos(q, '=');
+    k text;
+    v text;
+    as_text jsonb;
+    as_value jsonb;
+BEGIN
+    IF eq < 2 THEN
+        RETURN QUERY
+        SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
+               s.created_at, s.updated_at
+          FROM once.saga_instances s WHERE s.saga_id = q;
+        RETURN;
+    END IF;
+    k := btrim(left(q, eq - 1));
+    v := btrim(substr(q, eq + 1));
+    as_text := jsonb_build_object(k, v);
+    as_value := CASE WHEN v ~ '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' OR v IN ('true', 'false')
+                     THEN jsonb_build_object(k, v::jsonb) ELSE as_text END;
+    RETURN QUERY
+    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, left(s.last_error, 300),
+           s.created_at, s.updated_at
+      FROM once.saga_instances s
+     WHERE s.input @> as_text OR s.input @> as_value
+     ORDER BY s.created_at DESC, s.saga_id DESC
+     LIMIT least(greatest(max_rows, 1), 500);
+END
+$$;
+COMMENT ON FUNCTION once.console_saga_search(text, integer) IS
+    'once-console: sagas by saga id, or by key=value of their input (a business key such as order_id=1001), newest first';
+
+CREATE FUNCTION once.console_saga_definition_counts()
+RETURNS TABLE (name text, status text, n bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT d.name, st.status,
+           (SELECT count(*) FROM (SELECT 1 FROM once.saga_instances s
+                                   WHERE s.name = d.name AND s.status = st.status LIMIT 1000) x)
+      FROM (SELECT DISTINCT sd.name FROM once.saga_definitions sd ORDER BY 1 LIMIT 100) d
+     CROSS JOIN unnest(ARRAY['running', 'compensating', 'failed', 'completed', 'compensated']) AS st(status)
+     ORDER BY d.name
+$$;
+COMMENT ON FUNCTION once.console_saga_definition_counts() IS
+    'once-console: sagas per definition (at most 100) and status, each counted up to 1000';
+
+-- Rows written to and removed from once.outbox since the statistics were reset
+-- (pg_stat_all_tables): the console samples them to draw send and ack rates. A send inserts a
+-- row and an ack deletes one; a relay in the locked mode also deletes and re-inserts each
+-- message it gives back (nack, dead), and a discard deletes.
+CREATE FUNCTION once.console_outbox_counters(OUT at timestamptz, OUT inserted bigint, OUT deleted bigint)
+RETURNS record
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT clock_timestamp(), s.n_tup_ins, s.n_tup_del
+      FROM pg_catalog.pg_stat_all_tables s WHERE s.relid = 'once.outbox'::regclass
+$$;
+COMMENT ON FUNCTION once.console_outbox_counters() IS 'once-console: rows inserted into and deleted from once.outbox (statistics)';
+
+REVOKE ALL ON FUNCTION once.console_saga_search(text, integer), once.console_saga_definition_counts(),
+    once.console_outbox_counters() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_saga_search(text, integer), once.console_saga_definition_counts(),
+    once.console_outbox_counters() TO once_console_viewer, once_admin;

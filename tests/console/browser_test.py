@@ -11,6 +11,7 @@ viewer cannot act, and saves a screenshot of each page.
 Waits are WebDriverWait conditions with deadlines, never sleeps.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -186,9 +187,34 @@ try:
     driver.find_element(By.ID, "search").click()
     ok(wait.until(EC.presence_of_element_located((By.ID, "status"))).text == "compensated", "search by saga id")
 
+    # --- sagas per definition and status; search by a business key (key=value of the input)
+    open_nav("Sagas", "definition-counts")
+    rows = [r for r in driver.find_elements(By.CSS_SELECTOR, "#definition-counts tr")[1:]
+            if r.find_elements(By.TAG_NAME, "td")[0].text == "cafe_order"]
+    ok(len(rows) == 1, "the sagas page has a row per definition")
+    cells = [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")][1:]
+    want = [psql(f"SELECT count(*) FROM once.saga_instances WHERE name = 'cafe_order' AND status = '{s}'")
+            for s in ("running", "compensating", "failed", "completed", "compensated")]
+    ok(cells == want, f"per-definition counts match the database ({cells} = {want})")
+    ok("attn" in rows[0].get_attribute("class"), "a definition with failed sagas is marked")
+    driver.find_element(By.ID, "q").send_keys("item=matcha")
+    driver.find_element(By.ID, "search").click()
+    wait.until(EC.presence_of_element_located((By.ID, "search-result")))
+    ids = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#sagas td:first-child a")]
+    ok(ids == ["order-soldout"], f"search by business key item=matcha ({ids})")
+    shot("saga_search")
+    q = driver.find_element(By.ID, "q")
+    q.clear()
+    q.send_keys("price=380")
+    driver.find_element(By.ID, "search").click()
+    wait.until(lambda d: "price" in d.current_url)
+    ids = sorted(a.text for a in driver.find_elements(By.CSS_SELECTOR, "#sagas td:first-child a"))
+    ok(ids == ["order-declined-1", "order-declined-2"], f"search by a numeric business key price=380 ({ids})")
+
     # --- inbox poison: retry by clicking
     open_nav("Inbox", "poison")
     ok("msg-poison-1" in driver.find_element(By.ID, "poison").text, "the poison message is listed")
+    ok(driver.find_elements(By.ID, "subscriptions"), "the inbox page lists the subscriptions")
     shot("inbox")
     driver.find_element(By.CSS_SELECTOR, "#poison button").click()
     wait.until(EC.presence_of_element_located((By.ID, "question")))
@@ -210,6 +236,23 @@ try:
     driver.find_element(By.ID, "confirm").click()
     ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Release: done.", "key release reported")
     ok(psql("SELECT count(*) FROM once.keys WHERE key = 'idem-stuck-1'") == "0", "database: the key is released")
+
+    # --- overview: send and ack rates (the console samples every second in this test)
+    psql("SELECT count(*) FROM (SELECT once.send('rates.test', '{}') FROM generate_series(1, 50)) s")
+
+    def sent_max():   # "<now> msg/s now, max <max>" beside the send chart
+        texts = driver.find_elements(By.CSS_SELECTOR, "#rates .spark-text")
+        m = re.search(r"max ([0-9.]+)", texts[0].text) if texts else None
+        return float(m.group(1)) if m else 0.0
+
+    def sends_seen(d):
+        d.get(base + "/")
+        return sent_max() >= 40
+    WebDriverWait(driver, 30, poll_frequency=1).until(sends_seen)
+    ok(driver.find_elements(By.CSS_SELECTOR, "svg#rate-sent rect") and driver.find_elements(By.CSS_SELECTOR, "svg#rate-acked"),
+       f"the overview charts the send rate (50 sends in one second: max {sent_max()} msg/s) and the ack rate")
+    page_is_clean()
+    shot("overview_rates")
 
     # --- actions
     open_nav("Actions", "actions")

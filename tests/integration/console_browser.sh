@@ -64,6 +64,7 @@ db = host=$PGHOST port=$PGPORT user=console_login dbname=console
 listen = 127.0.0.1:$PORT
 credentials = $T/users
 log-level = debug
+rate-interval = 1s
 CONF
 chmod 644 "$T/console.conf"
 "${AS[@]}" "$CONSOLE_BIN" --config "$T/console.conf" >"$T/console.log" 2>&1 &

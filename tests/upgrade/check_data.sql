@@ -78,3 +78,7 @@ SELECT once.saga_reply('order-77', 'pay', 'succeeded', '{"charge": "c1"}', 'repl
 SELECT CASE WHEN status = 'completed' THEN 'ok' ELSE 'not ok - status ' || status END
        || ' - the saga started before the update finishes'
   FROM once.sagas WHERE saga_id = 'order-77';
+SELECT CASE WHEN status = 'compensating' AND failure_cause LIKE '%card declined%' THEN 'ok'
+            ELSE format('not ok - status %s, failure_cause %s', status, failure_cause) END
+       || ' - a saga compensating since before the update has its failure cause'
+  FROM once.sagas WHERE saga_id = 'order-cause-1';

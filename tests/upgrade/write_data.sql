@@ -41,3 +41,9 @@ SELECT once.saga_define('upgrade_order', $${"steps": [
   {"name": "pay",     "action": {"topic": "payment.capture"}, "kind": "pivot", "timeout": "1 hour"}
 ]}$$);
 SELECT once.saga_start('upgrade_order', 'order-77', '{"total": 12}');
+
+-- A saga compensating since its payment failed (its failure_cause comes from its history in
+-- the update to 0.3).
+SELECT once.saga_start('upgrade_order', 'order-cause-1', '{"total": 30}');
+SELECT once.saga_reply('order-cause-1', 'reserve', 'succeeded', '{"reservation": "r9"}', 'reply-cause-1');
+SELECT once.saga_reply('order-cause-1', 'pay', 'failed', '{"error": "card declined"}', 'reply-cause-2');

@@ -96,6 +96,7 @@ Json to_json(const State& s, const Definition& d) {
     for (auto st : s.steps) steps.push(Json::string(step_status_name(st)));
     j.set("steps", std::move(steps));
     if (!s.reason.empty()) j.set("reason", Json::string(s.reason));
+    if (!s.cause.empty()) j.set("cause", Json::string(s.cause));
     if (s.waiting == Waiting::local && s.cursor >= 0 && s.cursor < static_cast<int>(d.steps.size())) {
         const StepDef& step = d.steps[s.cursor];
         bool comp = s.status == Status::compensating;
@@ -119,6 +120,7 @@ State state_from_json(const Json& j, const Definition& d) {
     s.deadline_ms = static_cast<int64_t>(num("deadline_ms"));
     s.waiting = parse_enum(str("waiting"), kWaitingNames, Waiting::none);
     s.reason = str("reason");
+    s.cause = str("cause");
     if (const Json* steps = j.find("steps"); steps && steps->is_array())
         for (const auto& st : steps->items())
             s.steps.push_back(parse_enum(st.is_string() ? st.as_string() : std::string(), kStepNames, StepStatus::pending));
@@ -201,6 +203,7 @@ private:
         s.waiting = Waiting::none;
         s.deadline_ms = 0;
         s.reason = reason;
+        if (s.cause.empty()) s.cause = reason;
     }
 
     bool needs_compensation(int j) const {
@@ -212,6 +215,7 @@ private:
     // Compensates the newest step that still needs it; compensated when none is left.
     void next_compensation() {
         State& s = st();
+        if (s.cause.empty()) s.cause = s.reason;
         s.status = Status::compensating;
         for (int j = static_cast<int>(d_.steps.size()) - 1; j >= 0; --j) {
             if (!needs_compensation(j)) continue;
@@ -432,6 +436,7 @@ private:
         s.reason.clear();
         switch (s.failed_in) {
             case Status::running:
+                s.cause.clear();
                 forward(s.cursor);
                 record(step(s.cursor).name, "retried by hand: resend " + step(s.cursor).name, was);
                 return;

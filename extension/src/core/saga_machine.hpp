@@ -33,7 +33,11 @@ struct State {
     int64_t deadline_ms = 0;             // 0: none (final or failed)
     Waiting waiting = Waiting::none;
     std::vector<StepStatus> steps;
-    std::string reason;                  // why it failed / is compensating
+    std::string reason;                  // why it failed / is compensating (the latest failure)
+    // The failure that made the saga leave running (to compensate or to stop failed): kept
+    // while later failures (a compensation that times out) replace reason; cleared when a
+    // retry by hand resumes it running.
+    std::string cause;
 
     bool final() const { return status == Status::completed || status == Status::compensated; }
 };

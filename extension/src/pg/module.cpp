@@ -4,6 +4,7 @@
 #include "outbox_key_order.hpp"
 #include "outbox_locked.hpp"
 #include "outbox_notify.hpp"
+#include "permission_hint.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -20,5 +21,6 @@ void _PG_init(void) {
     once::pg::outbox_init();  // commit callback, notifier shmem
     once::pg::outbox_key_order_init();  // per-key order stamped at commit
     once::pg::outbox_locked_init();  // claim_locked messages settled before commit
+    once::pg::permission_hint_init();  // HINT naming the role to grant on permission errors
 }
 }

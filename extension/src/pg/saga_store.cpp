@@ -65,10 +65,10 @@ SavedPlan update_plan(
     "                   ELSE s.data END,"
     "       machine = $4, status = $5, step = $6, attempts = $7, deadline = $8, last_error = $9,"
     "       updated_at = pg_catalog.now(),"
-    "       finished_at = CASE WHEN $10 THEN pg_catalog.now() END"
+    "       finished_at = CASE WHEN $10 THEN pg_catalog.now() END, failure_cause = $11"
     " WHERE s.saga_id OPERATOR(pg_catalog.=) $1"
     " RETURNING s.data",
-    {TEXTOID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, TEXTOID, BOOLOID});
+    {TEXTOID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, TEXTOID, BOOLOID, TEXTOID});
 
 SavedPlan transition_plan(
     "INSERT INTO once.saga_transitions (saga_id, from_status, to_status, step, event, reason, message_id)"
@@ -238,14 +238,15 @@ Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) 
     const std::string new_step = d.steps[dec.state.cursor].name;
     bool merge = dec.merge_output && output != 0 &&
                  pg_call([&] { return JB_ROOT_IS_OBJECT(DatumGetJsonbP(output)); });
-    Datum u[10] = {PointerGetDatum(saga_id), BoolGetDatum(merge), output, jsonb_datum(saga::to_json(dec.state, d)),
+    Datum u[11] = {PointerGetDatum(saga_id), BoolGetDatum(merge), output, jsonb_datum(saga::to_json(dec.state, d)),
                    text_datum(new_status), text_datum(new_step), Int32GetDatum(dec.state.attempts),
                    TimestampTzGetDatum(timestamp_from_unix_ms(dec.state.deadline_ms)), 0,
-                   BoolGetDatum(dec.state.final())};
-    char n[11] = "          ";
+                   BoolGetDatum(dec.state.final()), 0};
+    char n[12] = "           ";
     n[2] = output == 0 ? 'n' : ' ';
     n[7] = dec.state.deadline_ms ? ' ' : 'n';
     u[8] = text_or_null(dec.state.reason, &n[8]);
+    u[10] = text_or_null(dec.state.cause, &n[10]);
     if (update_plan.execute(u, n) != 1) throw Error(ErrorCode::internal, "could not store a saga decision");
     Datum new_data;
     spi_value(0, 1, &new_data);

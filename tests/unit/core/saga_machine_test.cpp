@@ -414,3 +414,51 @@ TEST(SagaMachine, DeadlineNotYetDueChangesNothing) {
     EXPECT_EQ(d.commands.size(), 0u);
     EXPECT_EQ(g.s.attempts, 1);
 }
+
+TEST(SagaMachine, CauseIsTheFailureThatStartedCompensationNotTheLastOne) {
+    Saga g;
+    g.start();
+    g.reply("reserve_stock", Outcome::succeeded);
+    g.reply("capture_payment", Outcome::failed, "card declined");
+    EXPECT_EQ(g.s.cause, "step capture_payment failed: card declined");
+    for (int i = 0; i < 3; ++i) {
+        g.reply("reserve_stock", Outcome::compensation_failed, "db down");
+        if (i < 2) g.tick();
+    }
+    ASSERT_EQ(g.s.status, Status::failed);
+    EXPECT_NE(g.s.reason.find("kept failing"), std::string::npos);  // the last failure
+    EXPECT_EQ(g.s.cause, "step capture_payment failed: card declined");  // survives the JSON round trip
+    g.apply(ev(Event::Type::retry));  // resumes compensating: same cause
+    EXPECT_EQ(g.s.cause, "step capture_payment failed: card declined");
+    g.reply("reserve_stock", Outcome::compensated);
+    EXPECT_EQ(g.s.status, Status::compensated);
+    EXPECT_EQ(g.s.cause, "step capture_payment failed: card declined");
+}
+
+TEST(SagaMachine, CauseOfTimeoutAbortAndStopInRunning) {
+    Saga g;
+    g.start();
+    EXPECT_EQ(g.s.cause, "");
+    g.tick(); g.tick(); g.tick();
+    EXPECT_EQ(g.s.cause, "step reserve_stock timed out after 3 attempts");
+
+    Saga a;
+    a.start();
+    a.reply("reserve_stock", Outcome::succeeded);
+    Event e = ev(Event::Type::abort);
+    e.reason = "customer cancelled";
+    a.apply(e);
+    EXPECT_EQ(a.s.cause, "aborted: customer cancelled");
+
+    Saga r;
+    r.d = parse_definition("x", R"({"steps": [{"name": "n", "action": {"topic": "a.n"}, "kind": "retriable", "max_attempts": 1}]})");
+    r.start();
+    r.reply("n", Outcome::failed, "down");
+    ASSERT_EQ(r.s.status, Status::failed);
+    EXPECT_EQ(r.s.cause, r.s.reason);
+    r.apply(ev(Event::Type::retry));  // running again: no cause until it fails again
+    EXPECT_EQ(r.s.cause, "");
+    r.reply("n", Outcome::succeeded);
+    EXPECT_EQ(r.s.status, Status::completed);
+    EXPECT_EQ(r.s.cause, "");
+}
