@@ -130,7 +130,7 @@ Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes) 
     return payload;
 }
 
-Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
+Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg, Json* parsed_out) {
     if (PG_ARGISNULL(arg)) return nullptr;
     Jsonb* headers = PG_GETARG_JSONB_P(arg);
     if (JB_ROOT_IS_SCALAR(headers) || !JB_ROOT_IS_OBJECT(headers))
@@ -141,7 +141,7 @@ Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
     // The relay copies headers onto the HTTP request and the NATS message: refuse here what
     // it would drop there (core/message_headers.hpp), so that the producer learns it at once.
     std::vector<std::pair<std::string, std::string>> pairs;
-    const Json parsed = Json::parse(jsonb_text(PointerGetDatum(headers)));
+    Json parsed = Json::parse(jsonb_text(PointerGetDatum(headers)));
     for (const Json::Member& m : parsed.members())
         pairs.emplace_back(m.first, m.second.is_string() ? m.second.as_string() : m.second.dump());
     HeaderSelection selection = select_headers(pairs);
@@ -155,6 +155,7 @@ Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg) {
                     "Transport and relay headers (Host, Content-Length, Idempotency-Key, X-Once-*, Nats-*, "
                     "webhook-*, ...) are set by the relay; name your own header differently (docs/security.md).");
     }
+    if (parsed_out != nullptr) *parsed_out = std::move(parsed);
     return headers;
 }
 

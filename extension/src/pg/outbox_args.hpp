@@ -47,7 +47,9 @@ int64 jsonb_bytes(Datum raw);
 // Checks a payload datum (possibly toasted) and returns it detoasted. `headers_bytes`: the
 // message's headers, which count toward once.max_payload_bytes with the payload.
 Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes = 0);
-Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg);
+// A message's headers argument, checked (ON204, ON214); `parsed` (if given) receives them as
+// JSON, so that the caller need not parse them again.
+Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg, Json* parsed = nullptr);
 // Elements of a uuid[] argument: non-NULL array of 0..kMaxClaimBatch non-NULL ids (an empty
 // batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...)))).
 std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg);

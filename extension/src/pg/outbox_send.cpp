@@ -99,7 +99,9 @@ ONCE_SQL_FUNCTION(once_send) {
         key = PG_GETARG_TEXT_PP(2);
         validate_message_key(text_view(key));
     }
-    Jsonb* headers = with_trace_context(headers_arg(fcinfo, 3));
+    Json parsed_headers;
+    Jsonb* headers = headers_arg(fcinfo, 3, &parsed_headers);
+    headers = with_trace_context(headers, &parsed_headers);
     const bool has_deliver_at = !PG_ARGISNULL(4);
     TimestampTz deliver_at = has_deliver_at ? PG_GETARG_TIMESTAMPTZ(4) : 0;
     if (has_deliver_at && TIMESTAMP_NOT_FINITE(deliver_at))

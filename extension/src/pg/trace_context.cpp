@@ -35,13 +35,15 @@ void set_setting(const char* name, const std::string& value) {
 
 std::string current_traceparent() { return traceparent_setting ? traceparent_setting : ""; }
 
-Jsonb* with_trace_context(Jsonb* headers) {
+Jsonb* with_trace_context(Jsonb* headers, const Json* parsed) {
     const std::string parent = current_traceparent();
     const std::string state = tracestate_setting ? tracestate_setting : "";
     if (headers == nullptr && parent.empty()) return nullptr;
-    Json h = headers ? Json::parse(jsonb_text(PointerGetDatum(headers))) : Json::object();
+    Json parsed_here = Json::object();
+    if (headers != nullptr && parsed == nullptr) parsed_here = Json::parse(jsonb_text(PointerGetDatum(headers)));
+    const Json& given = headers != nullptr && parsed != nullptr ? *parsed : parsed_here;
     bool has_parent = false, has_state = false;
-    for (const Json::Member& m : h.members()) {
+    for (const Json::Member& m : given.members()) {
         if (named(m.first, "traceparent")) {
             std::string why = "its value is not a string";
             if (!m.second.is_string() || !parse_traceparent(m.second.as_string(), &why)) invalid("traceparent", why);
@@ -53,6 +55,7 @@ Jsonb* with_trace_context(Jsonb* headers) {
         }
     }
     if (parent.empty() || has_parent) return headers;
+    Json h = given;
     h.set("traceparent", Json::string(parent));
     if (!state.empty() && !has_state) h.set("tracestate", Json::string(state));
     return DatumGetJsonbP(jsonb_datum(h));

@@ -12,15 +12,17 @@
 //    it (same trace id, a new span id per command).
 #pragma once
 
+#include "../core/json.hpp"
 #include "postgres_headers.hpp"
 
 #include <string>
 
 namespace once::pg {
 
-// `headers` (a JSON object or nullptr) with the current trace context added where it has none.
-// Throws invalid_trace_context for an invalid traceparent / tracestate header.
-Jsonb* with_trace_context(Jsonb* headers);
+// `headers` (a JSON object or nullptr; `parsed`: the same as JSON, if the caller has it) with
+// the current trace context added where it has none. Throws invalid_trace_context for an
+// invalid traceparent / tracestate header.
+Jsonb* with_trace_context(Jsonb* headers, const Json* parsed = nullptr);
 
 // once.traceparent now ("" when unset).
 std::string current_traceparent();
