@@ -16,6 +16,41 @@ UPDATE once.keys
    AND expires_at OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.+) interval '24 hours');
 
 -- ---------------------------------------------------------------------------------------
+-- Per-key order is per sending role (issue 20, finding 4): a message's key orders it among
+-- the messages its own role sent with that key, so another role's message of the same key
+-- (a deliver_at years ahead, a topic no relay serves) no longer holds it back. The sender of a
+-- message already in the outbox is unknown: those keep owner 0, and a claim still takes a
+-- role's message only after every earlier owner-0 message of its key (docs/outbox.md).
+-- (Added here, first: the views and functions below read it.)
+ALTER TABLE once.outbox ADD COLUMN key_owner oid;
+UPDATE once.outbox SET key_owner = 0 WHERE key IS NOT NULL;
+
+DROP FUNCTION once._outbox_keys_released(text[]);
+-- Internal: once.discard / once.cancel removed messages of these keys, sent by these roles
+-- (key_owner; their next messages are promoted at commit).
+CREATE FUNCTION once._outbox_keys_released(keys text[], owners oid[]) RETURNS void
+AS 'MODULE_PATHNAME', 'once_outbox_keys_released' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION once._outbox_keys_released(text[], oid[]) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION once.discard(ids uuid[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+    released text[];
+    owners oid[];
+BEGIN
+    PERFORM once._check_dead_letter_ids(ids);
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL RETURNING key, key_owner)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL),
+           pg_catalog.array_agg(d.key_owner) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released, owners FROM d;
+    -- a discarded head releases its key: the next message is promoted at commit
+    PERFORM once._outbox_keys_released(released, owners);
+    RETURN n;
+END
+$$;
+
+-- ---------------------------------------------------------------------------------------
 -- Sagas are visible to the role that started them (issue 20, finding 9): once_producer could
 -- read every saga's data, step outputs included.
 ALTER TABLE once.saga_instances ADD COLUMN started_by oid;
@@ -248,8 +283,8 @@ AS $$
            o.visible_at, o.dead_at, o.relay,
            CASE WHEN o.key IS NOT NULL THEN
                (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                       WHERE w.key = o.key AND w.key_seq > o.key_seq LIMIT 1000) x) END,
-           o.key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = o.key AND e.key_seq < o.key_seq)
+                                       WHERE w.key = o.key AND w.key_owner = o.key_owner AND w.key_seq > o.key_seq LIMIT 1000) x) END,
+           o.key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = o.key AND e.key_owner = o.key_owner AND e.key_seq < o.key_seq)
       FROM once.outbox o
      WHERE o.id = p_id
 $$;
@@ -264,22 +299,22 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     (SELECT h.key, h.topic, 'dead', h.id, left(h.last_error, 300), h.dead_at, NULL::timestamptz,
             (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 1000) x)
+                                    WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.dead_at IS NOT NULL AND h.key IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_seq < h.key_seq)
+        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_owner = h.key_owner AND e.key_seq < h.key_seq)
       ORDER BY h.dead_at DESC, h.id DESC
       LIMIT least(greatest(max_rows, 1), 500))
     UNION ALL
     (SELECT h.key, h.topic, 'delayed', h.id, NULL, NULL, h.visible_at,
             (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 1000) x)
+                                    WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.pos > (SELECT once._outbox_position(now()))
         AND h.pos < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
         AND h.key IS NOT NULL AND h.attempt = 0 AND h.dead_at IS NULL AND h.visible_at > now()
-        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_seq < h.key_seq)
-        AND EXISTS (SELECT 1 FROM once.outbox w WHERE w.key = h.key AND w.key_seq > h.key_seq)
+        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_owner = h.key_owner AND e.key_seq < h.key_seq)
+        AND EXISTS (SELECT 1 FROM once.outbox w WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq)
       ORDER BY h.pos
       LIMIT least(greatest(max_rows, 1), 500))
 $$;
@@ -669,31 +704,31 @@ SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_mes
        CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
        h.id AS held_message_id,
        CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until,
-       NULL::text AS prepared_gid
-  FROM (SELECT d.key, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
+       NULL::text AS prepared_gid, h.key_owner::regrole AS key_owner
+  FROM (SELECT d.key, d.key_owner, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
                (SELECT pg_catalog.count(*) FROM once.outbox w
-                 WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
+                 WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq) AS waiting
           FROM once.outbox d
          WHERE d.key IS NOT NULL
            AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
-           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) h
+           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)) h
  WHERE h.dead_at IS NOT NULL OR h.waiting > 0
 UNION ALL
 SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, NULL::text,
-       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
-       'prepared', d.id, NULL::timestamptz, p.gid
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'prepared', d.id, NULL::timestamptz, p.gid, d.key_owner::regrole
   FROM prepared p
   JOIN once.outbox d ON d.key IS NOT NULL AND once._outbox_key_bucket(d.key) = p.bucket
  WHERE d.dead_at IS NULL
-   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
 UNION ALL
 SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
-       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
-       'unclaimed', d.id, NULL::timestamptz, NULL::text
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'unclaimed', d.id, NULL::timestamptz, NULL::text, d.key_owner::regrole
   FROM once.outbox d
  WHERE d.key IS NOT NULL AND d.dead_at IS NULL
    AND d.visible_at < pg_catalog.now() - interval '5 minutes'
-   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
    AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key));
 COMMENT ON VIEW once.blocked_keys IS
     'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), or due for over 5 minutes and unclaimed (is a relay serving its topic?)';
@@ -729,13 +764,15 @@ AS $$
 DECLARE
     n integer;
     released text[];
+    owners oid[];
 BEGIN
     PERFORM once._check_dead_letter_ids(ids);
-    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) RETURNING key)
-    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
-      INTO n, released FROM d;
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) RETURNING key, key_owner)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL),
+           pg_catalog.array_agg(d.key_owner) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released, owners FROM d;
     -- a cancelled head releases its key: the next message is promoted at commit
-    PERFORM once._outbox_keys_released(released);
+    PERFORM once._outbox_keys_released(released, owners);
     RETURN n;
 END
 $$;
@@ -897,11 +934,11 @@ SELECT o.topic,
        pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND b.key IS NOT NULL
                                      AND (o.visible_at <= pg_catalog.now() OR o.relay IS NULL)) AS blocked
   FROM once.outbox o
-  LEFT JOIN (SELECT d.key, d.key_seq FROM once.outbox d
+  LEFT JOIN (SELECT d.key, d.key_owner, d.key_seq FROM once.outbox d
               WHERE d.key IS NOT NULL
                 AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
-                AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) b
-         ON b.key = o.key AND o.key_seq > b.key_seq
+                AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)) b
+         ON b.key = o.key AND b.key_owner = o.key_owner AND o.key_seq > b.key_seq
  GROUP BY o.topic;
 COMMENT ON VIEW once.outbox_stats IS
     'Per topic: ready, delayed (deliver_at or retry backoff), in flight (leased), dead, age of the oldest ready message, blocked (behind a dead or delayed key head)';

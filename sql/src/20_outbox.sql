@@ -31,6 +31,8 @@ CREATE TABLE once.outbox (
     payload     jsonb       NOT NULL,
     headers     jsonb,
     last_error  text,
+    key_owner   oid,                               -- (0.3) whose order the key is: the sending role (per-key order
+                                                   -- is per role); 0 for keyed messages sent before 0.3; NULL without key
     CONSTRAINT outbox_pkey PRIMARY KEY (id)
 ) WITH (
     fillfactor = 40,                               -- room for a HOT version of every row a claim updates
@@ -169,11 +171,11 @@ CREATE FUNCTION once._outbox_position(at timestamptz) RETURNS uuid
 AS 'MODULE_PATHNAME', 'once_outbox_position' LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION once._outbox_position(timestamptz) FROM PUBLIC;
 
--- Internal: once.discard removed messages of these keys (their next messages are promoted at
--- commit, 0.2).
-CREATE FUNCTION once._outbox_keys_released(keys text[]) RETURNS void
+-- Internal: once.discard / once.cancel removed messages of these keys, sent by these roles
+-- (key_owner; their next messages are promoted at commit).
+CREATE FUNCTION once._outbox_keys_released(keys text[], owners oid[]) RETURNS void
 AS 'MODULE_PATHNAME', 'once_outbox_keys_released' LANGUAGE C VOLATILE;
-REVOKE ALL ON FUNCTION once._outbox_keys_released(text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION once._outbox_keys_released(text[], oid[]) FROM PUBLIC;
 
 -- Internal: whether the coalescing notifier is available (pg_once in shared_preload_libraries).
 CREATE FUNCTION once.outbox_notifier_preloaded() RETURNS boolean
@@ -259,31 +261,31 @@ SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_mes
        CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
        h.id AS held_message_id,
        CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until,
-       NULL::text AS prepared_gid
-  FROM (SELECT d.key, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
+       NULL::text AS prepared_gid, h.key_owner::regrole AS key_owner
+  FROM (SELECT d.key, d.key_owner, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
                (SELECT pg_catalog.count(*) FROM once.outbox w
-                 WHERE w.key = d.key AND w.key_seq > d.key_seq) AS waiting
+                 WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq) AS waiting
           FROM once.outbox d
          WHERE d.key IS NOT NULL
            AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
-           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) h
+           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)) h
  WHERE h.dead_at IS NOT NULL OR h.waiting > 0
 UNION ALL
 SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, NULL::text,
-       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
-       'prepared', d.id, NULL::timestamptz, p.gid
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'prepared', d.id, NULL::timestamptz, p.gid, d.key_owner::regrole
   FROM prepared p
   JOIN once.outbox d ON d.key IS NOT NULL AND once._outbox_key_bucket(d.key) = p.bucket
  WHERE d.dead_at IS NULL
-   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
 UNION ALL
 SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
-       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_seq > d.key_seq),
-       'unclaimed', d.id, NULL::timestamptz, NULL::text
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'unclaimed', d.id, NULL::timestamptz, NULL::text, d.key_owner::regrole
   FROM once.outbox d
  WHERE d.key IS NOT NULL AND d.dead_at IS NULL
    AND d.visible_at < pg_catalog.now() - interval '5 minutes'
-   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
    AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key));
 COMMENT ON VIEW once.blocked_keys IS
     'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), or due for over 5 minutes and unclaimed (is a relay serving its topic?)';
@@ -331,13 +333,15 @@ AS $$
 DECLARE
     n integer;
     released text[];
+    owners oid[];
 BEGIN
     PERFORM once._check_dead_letter_ids(ids);
-    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL RETURNING key)
-    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
-      INTO n, released FROM d;
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) AND dead_at IS NOT NULL RETURNING key, key_owner)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL),
+           pg_catalog.array_agg(d.key_owner) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released, owners FROM d;
     -- a discarded head releases its key: the next message is promoted at commit
-    PERFORM once._outbox_keys_released(released);
+    PERFORM once._outbox_keys_released(released, owners);
     RETURN n;
 END
 $$;
@@ -428,13 +432,15 @@ AS $$
 DECLARE
     n integer;
     released text[];
+    owners oid[];
 BEGIN
     PERFORM once._check_dead_letter_ids(ids);
-    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) RETURNING key)
-    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL)
-      INTO n, released FROM d;
+    WITH d AS (DELETE FROM once.outbox WHERE id = ANY (ids) RETURNING key, key_owner)
+    SELECT pg_catalog.count(*), pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL),
+           pg_catalog.array_agg(d.key_owner) FILTER (WHERE d.key IS NOT NULL)
+      INTO n, released, owners FROM d;
     -- a cancelled head releases its key: the next message is promoted at commit
-    PERFORM once._outbox_keys_released(released);
+    PERFORM once._outbox_keys_released(released, owners);
     RETURN n;
 END
 $$;
@@ -460,11 +466,11 @@ SELECT o.topic,
        pg_catalog.count(*) FILTER (WHERE o.dead_at IS NULL AND b.key IS NOT NULL
                                      AND (o.visible_at <= pg_catalog.now() OR o.relay IS NULL)) AS blocked
   FROM once.outbox o
-  LEFT JOIN (SELECT d.key, d.key_seq FROM once.outbox d
+  LEFT JOIN (SELECT d.key, d.key_owner, d.key_seq FROM once.outbox d
               WHERE d.key IS NOT NULL
                 AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
-                AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_seq < d.key_seq)) b
-         ON b.key = o.key AND o.key_seq > b.key_seq
+                AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)) b
+         ON b.key = o.key AND b.key_owner = o.key_owner AND o.key_seq > b.key_seq
  GROUP BY o.topic;
 COMMENT ON VIEW once.outbox_stats IS
     'Per topic: ready, delayed (deliver_at or retry backoff), in flight (leased), dead, age of the oldest ready message, blocked (behind a dead or delayed key head)';

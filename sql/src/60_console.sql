@@ -163,8 +163,8 @@ AS $$
            o.visible_at, o.dead_at, o.relay,
            CASE WHEN o.key IS NOT NULL THEN
                (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                       WHERE w.key = o.key AND w.key_seq > o.key_seq LIMIT 1000) x) END,
-           o.key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = o.key AND e.key_seq < o.key_seq)
+                                       WHERE w.key = o.key AND w.key_owner = o.key_owner AND w.key_seq > o.key_seq LIMIT 1000) x) END,
+           o.key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = o.key AND e.key_owner = o.key_owner AND e.key_seq < o.key_seq)
       FROM once.outbox o
      WHERE o.id = p_id
 $$;
@@ -179,22 +179,22 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     (SELECT h.key, h.topic, 'dead', h.id, left(h.last_error, 300), h.dead_at, NULL::timestamptz,
             (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 1000) x)
+                                    WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.dead_at IS NOT NULL AND h.key IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_seq < h.key_seq)
+        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_owner = h.key_owner AND e.key_seq < h.key_seq)
       ORDER BY h.dead_at DESC, h.id DESC
       LIMIT least(greatest(max_rows, 1), 500))
     UNION ALL
     (SELECT h.key, h.topic, 'delayed', h.id, NULL, NULL, h.visible_at,
             (SELECT count(*) FROM (SELECT 1 FROM once.outbox w
-                                    WHERE w.key = h.key AND w.key_seq > h.key_seq LIMIT 1000) x)
+                                    WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.pos > (SELECT once._outbox_position(now()))
         AND h.pos < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
         AND h.key IS NOT NULL AND h.attempt = 0 AND h.dead_at IS NULL AND h.visible_at > now()
-        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_seq < h.key_seq)
-        AND EXISTS (SELECT 1 FROM once.outbox w WHERE w.key = h.key AND w.key_seq > h.key_seq)
+        AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_owner = h.key_owner AND e.key_seq < h.key_seq)
+        AND EXISTS (SELECT 1 FROM once.outbox w WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq)
       ORDER BY h.pos
       LIMIT least(greatest(max_rows, 1), 500))
 $$;

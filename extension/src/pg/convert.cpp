@@ -57,6 +57,13 @@ ArrayType* text_array(const std::vector<std::string>& items) {
     return datum_array(values, nullptr, TEXTOID, -1, false, TYPALIGN_INT);
 }
 
+ArrayType* oid_array(const std::vector<Oid>& items) {
+    std::vector<Datum> values;
+    values.reserve(items.size());
+    for (Oid o : items) values.push_back(ObjectIdGetDatum(o));
+    return datum_array(values, nullptr, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
+}
+
 ArrayType* bool_array(const std::vector<bool>& items) {
     std::vector<Datum> values;
     values.reserve(items.size());

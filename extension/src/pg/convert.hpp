@@ -30,6 +30,7 @@ std::string uuid_text(Datum d);  // canonical lower-case form with hyphens
 // ---- arrays (one-dimensional, lower bound 1)
 ArrayType* text_array(const std::vector<std::string>& items);
 ArrayType* bool_array(const std::vector<bool>& items);
+ArrayType* oid_array(const std::vector<Oid>& items);
 // uuid[]: NULL elements where an id is absent.
 ArrayType* uuid_array(const std::vector<std::optional<Uuid>>& ids);
 // uuid[] of uuid Datums already built.

@@ -36,16 +36,22 @@ ONCE_SQL_FUNCTION(once_outbox_validate_policy) {
     PG_RETURN_VOID();
 }
 
-// once._outbox_keys_released(keys): once.discard deleted dead heads of these keys; their next
-// messages are promoted when the transaction commits (outbox_key_order.hpp).
+// once._outbox_keys_released(keys, owners): once.discard / once.cancel deleted messages of
+// these keys sent by these roles (key_owner, element by element); the next messages are
+// promoted when the transaction commits (outbox_key_order.hpp).
 ONCE_SQL_FUNCTION(once_outbox_keys_released) {
-    if (PG_ARGISNULL(0)) PG_RETURN_VOID();
-    Datum* keys = nullptr;
-    bool* nulls = nullptr;
-    int n = 0;
-    ArrayType* array = PG_GETARG_ARRAYTYPE_P(0);
-    pg_call([&] { deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &keys, &nulls, &n); });
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(1)) PG_RETURN_VOID();
+    Datum *keys = nullptr, *owners = nullptr;
+    bool *key_nulls = nullptr, *owner_nulls = nullptr;
+    int n = 0, n_owners = 0;
+    pg_call([&] {
+        deconstruct_array(PG_GETARG_ARRAYTYPE_P(0), TEXTOID, -1, false, TYPALIGN_INT, &keys, &key_nulls, &n);
+        deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), OIDOID, sizeof(Oid), true, TYPALIGN_INT, &owners,
+                          &owner_nulls, &n_owners);
+    });
+    if (n_owners != n) throw Error(ErrorCode::internal, "keys and owners differ in length");
     for (int i = 0; i < n; ++i)
-        if (!nulls[i]) outbox_key_released(text_view(DatumGetTextPP(keys[i])), Uuid{});  // (rare: from the key's start)
+        if (!key_nulls[i] && !owner_nulls[i])  // (from the key's start: the released key_seq is not known)
+            outbox_key_released(text_view(DatumGetTextPP(keys[i])), DatumGetObjectId(owners[i]), Uuid{});
     PG_RETURN_VOID();
 }

@@ -9,9 +9,10 @@
 //    transaction, one write per message, like a hand-written DELETE ... SKIP LOCKED queue.
 //
 // Which messages. Due (visible_at <= now), oldest claim position first, and only the oldest
-// unfinished message of a key: a keyed message is taken only when no message of its key with
-// a smaller key_seq is left in the outbox (in flight, waiting for a retry, or dead), so one
-// message per key is out at a time. A message's claim position is its id (time-ordered v7)
+// unfinished message of a key: a keyed message is taken only when no message of its key and
+// owner (the role that sent it: outbox_key_order.hpp) with a smaller key_seq is left in the
+// outbox (in flight, waiting for a retry, or dead), nor one of its key sent before 0.3 (owner
+// 0, sender unknown), so one message per key and role is out at a time. A message's claim position is its id (time-ordered v7)
 // unless it was delayed, retried, redriven or numbered by its producer: then pos. Messages
 // behind their key's head have the waiting position (outbox_key_order.hpp), after every range
 // read here; the check of earlier key_seqs stays for messages written by 0.1.
@@ -227,7 +228,9 @@ const std::string kClaimable = R"(
             OR (NOT o.key OPERATOR(pg_catalog.=) ANY ($7::pg_catalog.text[])
                 AND NOT EXISTS (SELECT 1 FROM once.outbox e
                                  WHERE e.key OPERATOR(pg_catalog.=) o.key AND e.key IS NOT NULL
-                                   AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq)
+                                   AND e.key_seq OPERATOR(pg_catalog.<) o.key_seq
+                                   AND (e.key_owner OPERATOR(pg_catalog.=) o.key_owner
+                                        OR e.key_owner OPERATOR(pg_catalog.=) 0))
                 AND ($10::pg_catalog.int4[] IS NULL
                      OR NOT once._outbox_key_bucket(o.key) OPERATOR(pg_catalog.=) ANY ($10::pg_catalog.int4[])))))";
 
@@ -320,7 +323,7 @@ const std::string kDeleteTail = kDeadTail + R"(
   DELETE FROM once.outbox o
    WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
   RETURNING o.id, o.topic, o.key, o.payload, o.headers,
-            o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq,
+            o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq, o.key_owner,
             COALESCE(o.pos, o.id) AS sort),
  h AS (
   INSERT INTO once.outbox_delivered
@@ -329,7 +332,7 @@ const std::string kDeleteTail = kDeadTail + R"(
          pg_catalog.now() OPERATOR(pg_catalog.+) p.retention
     FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic
    WHERE p.retention IS NOT NULL)
-SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.key_seq
+SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.key_seq, d.key_owner
   FROM d ORDER BY d.sort)";
 
 const std::initializer_list<Oid> kClaimTypes = {UUIDOID,      UUIDOID,     INT4OID,      TEXTOID,     TEXTARRAYOID,
@@ -441,11 +444,14 @@ ONCE_SQL_FUNCTION(once_claim_locked) {
     SpiSession spi;
     uint64 n = run_claim(ClaimMode::locked, relay, batch, patterns, 0);
     for (uint64 i = 0; i < n; ++i) {
-        Datum v[8];
-        bool isnull[8];
+        Datum v[9];
+        bool isnull[9];
         pg_call([&] { heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, v, isnull); });
-        LockedMessage m{to_uuid(v[0]), v[1], isnull[2] ? 0 : v[2], isnull[7] ? 0 : v[7], v[3],
-                        isnull[4] ? 0 : v[4], DatumGetInt32(v[5]), DatumGetTimestampTz(v[6])};
+        LockedMessage m{to_uuid(v[0]),        v[1],
+                        isnull[2] ? 0 : v[2], isnull[7] ? 0 : v[7],
+                        isnull[8] ? InvalidOid : DatumGetObjectId(v[8]),
+                        v[3],                 isnull[4] ? 0 : v[4],
+                        DatumGetInt32(v[5]),  DatumGetTimestampTz(v[6])};
         const LockedMessage& kept = outbox_locked_claimed(m);
         // The result carries the kept (detoasted) values: the row's TOAST chunks are deleted.
         Datum out[] = {v[0], kept.topic, kept.key, kept.payload, kept.headers, v[5], v[6]};

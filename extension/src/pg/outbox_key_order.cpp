@@ -29,6 +29,7 @@ namespace {
 struct Sent {
     uint32 hash;          // lock of the key: hash_bytes(key)
     std::string key;
+    Oid owner;            // the sending role: a key orders a role's own messages (key_owner)
     Uuid id;
     Uuid seq;             // provisional key_seq (send order)
     bool waiting;         // inserted with the waiting position
@@ -42,9 +43,10 @@ std::vector<Sent> sent_in_xact;
 // key_seq (the next message is the first after it; nil: look from the key's start).
 struct Released {
     std::string key;
+    Oid owner;            // key_owner of the released message
     Uuid seq;
-    bool operator<(const Released& o) const { return std::tie(key, seq) < std::tie(o.key, o.seq); }
-    bool operator==(const Released& o) const { return key == o.key && seq == o.seq; }
+    bool operator<(const Released& o) const { return std::tie(key, owner, seq) < std::tie(o.key, o.owner, o.seq); }
+    bool operator==(const Released& o) const { return key == o.key && owner == o.owner && seq == o.seq; }
 };
 std::vector<Released> released_in_xact;  // (duplicates allowed)
 
@@ -66,9 +68,9 @@ void lock_key_bucket(uint32 bucket) { lock_transaction(LockClass::outbox_key, bu
 
 SavedPlan last_key_seq_plan(
     "SELECT o.key_seq FROM once.outbox o"
-    " WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL"
+    " WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL AND o.key_owner OPERATOR(pg_catalog.=) $2"
     " ORDER BY o.key_seq DESC LIMIT 1",
-    {TEXTOID});
+    {TEXTOID, OIDOID});
 
 // $1 ids, $2 their final key_seqs, $3 whether their position changes, $4 the new position.
 SavedPlan restamp_plan(R"(
@@ -80,7 +82,8 @@ UPDATE once.outbox o
  WHERE o.id OPERATOR(pg_catalog.=) u.id)",
                          {UUIDARRAYOID, UUIDARRAYOID, BOOLARRAYOID, UUIDARRAYOID});
 
-// Promotion: for each released message ($1 its key, $2 its key_seq), the key's next message,
+// Promotion: for each released message ($1 its key, $2 its key_seq, $3 its key_owner), the next
+// message of that key and owner,
 // if it waits, gets its claim position: now, or its deliver_at when that is still ahead. The
 // scan starts after the released key_seq, so the index entries of the key's acknowledged
 // messages that VACUUM has not removed yet are not walked again. (Were the released message
@@ -95,10 +98,12 @@ SavedPlan promote_plan(R"(
 WITH next AS (
   SELECT (SELECT f.ctid FROM once.outbox f
            WHERE f.key OPERATOR(pg_catalog.=) r.key AND f.key IS NOT NULL
+             AND f.key_owner OPERATOR(pg_catalog.=) r.owner
              AND f.key_seq OPERATOR(pg_catalog.>) r.seq
            ORDER BY f.key_seq LIMIT 1) AS tid
-    FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.uuid[]))
-         AS r(key, seq)),
+    FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.uuid[]),
+                    pg_catalog.unnest($3::pg_catalog.oid[]))
+         AS r(key, seq, owner)),
 promoted AS (
   UPDATE once.outbox o
      SET pos = once._outbox_position(GREATEST(o.visible_at, pg_catalog.clock_timestamp()))
@@ -107,14 +112,15 @@ promoted AS (
 SELECT pg_catalog.count(*)::pg_catalog.int4 FROM once.outbox o
  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT n.tid FROM next n))
    AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())",
-                         {TEXTARRAYOID, UUIDARRAYOID});
+                         {TEXTARRAYOID, UUIDARRAYOID, OIDARRAYOID});
 
-// The greatest key_seq of `key` committed by other transactions, as of now: a fresh snapshot
-// (also under REPEATABLE READ) whose command id hides this transaction's own inserts.
-std::optional<Uuid> last_committed_key_seq(const std::string& key, Snapshot others) {
+// The greatest key_seq of `key` sent by `owner` and committed by other transactions, as of now:
+// a fresh snapshot (also under REPEATABLE READ) whose command id hides this transaction's own
+// inserts.
+std::optional<Uuid> last_committed_key_seq(const std::string& key, Oid owner, Snapshot others) {
     Datum values[] = {pg_call([&] {
         return PointerGetDatum(cstring_to_text_with_len(key.data(), static_cast<int>(key.size())));
-    })};
+    }), ObjectIdGetDatum(owner)};
     uint64 n;
     {
         AsExtensionOwner owner;
@@ -179,9 +185,9 @@ void settle_key_order() {
     sent_in_xact.clear();
     std::vector<Released> released = std::move(released_in_xact);
     released_in_xact.clear();
-    // send order kept within a key (stable sort)
+    // send order kept within a key and owner (stable sort)
     std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
-        return std::tie(a.hash, a.key) < std::tie(b.hash, b.key);
+        return std::tie(a.hash, a.key, a.owner) < std::tie(b.hash, b.key, b.owner);
     });
     std::sort(released.begin(), released.end());
     released.erase(std::unique(released.begin(), released.end()), released.end());
@@ -209,8 +215,10 @@ void settle_key_order() {
         std::vector<bool> moves;
         for (size_t begin = 0; begin < sent.size();) {
             size_t end = begin;
-            while (end < sent.size() && sent[end].hash == sent[begin].hash && sent[end].key == sent[begin].key) ++end;
-            std::optional<Uuid> last = last_committed_key_seq(sent[begin].key, others);
+            while (end < sent.size() && sent[end].hash == sent[begin].hash && sent[end].key == sent[begin].key &&
+                   sent[end].owner == sent[begin].owner)
+                ++end;
+            std::optional<Uuid> last = last_committed_key_seq(sent[begin].key, sent[begin].owner, others);
             std::vector<Uuid> provisional;
             for (size_t i = begin; i < end; ++i) provisional.push_back(sent[i].seq);
             std::vector<Uuid> final_seqs = key_seqs_after(last, provisional);
@@ -242,11 +250,14 @@ void settle_key_order() {
         Snapshot latest = pg_call([] { return RegisterSnapshot(GetLatestSnapshot()); });
         std::vector<std::string> keys;
         std::vector<std::optional<Uuid>> seqs;
+        std::vector<Oid> owners;
         for (const Released& r : released) {
             keys.push_back(r.key);
             seqs.push_back(r.seq);
+            owners.push_back(r.owner);
         }
-        Datum values[] = {PointerGetDatum(text_array(keys)), PointerGetDatum(uuid_array(seqs))};
+        Datum values[] = {PointerGetDatum(text_array(keys)), PointerGetDatum(uuid_array(seqs)),
+                          PointerGetDatum(oid_array(owners))};
         Datum due = 0;
         {
             AsExtensionOwner owner;
@@ -299,16 +310,16 @@ void outbox_key_order_init() {
     RegisterSubXactCallback(subxact_callback, nullptr);
 }
 
-void outbox_key_order_sent(text* key, const Uuid& id, const Uuid& seq, bool waiting,
+void outbox_key_order_sent(text* key, Oid owner, const Uuid& id, const Uuid& seq, bool waiting,
                            const std::optional<Uuid>& head_position) {
     std::string name(VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
     uint32 h = key_hash(name);
     sent_in_xact.push_back(
-        Sent{h, std::move(name), id, seq, waiting, head_position, GetCurrentTransactionNestLevel()});
+        Sent{h, std::move(name), owner, id, seq, waiting, head_position, GetCurrentTransactionNestLevel()});
 }
 
-void outbox_key_released(std::string_view key, const Uuid& seq) {
-    released_in_xact.push_back(Released{std::string(key), seq});
+void outbox_key_released(std::string_view key, Oid owner, const Uuid& seq) {
+    released_in_xact.push_back(Released{std::string(key), owner, seq});
 }
 
 ArrayType* prepared_key_buckets() {

@@ -1,5 +1,14 @@
 // Per-key order of outbox messages, decided at commit.
 //
+// A key orders the messages one role sent with it (issue 20, finding 4): "the key" below is
+// always the pair (key, key_owner), key_owner being the role that called once.send. Another
+// role's messages of the same key are another sequence, so no role can hold back another's
+// messages with a message of its own (a deliver_at years ahead, a topic no relay serves).
+// Messages already in the outbox when 0.2 was updated have owner 0: a claim takes a role's
+// message only after the earlier owner-0 messages of its key (outbox_claim.cpp), so the order
+// of the update's in-flight messages holds too. Key locks stay per key name (their bucket):
+// two roles' messages of a key only share the short wait of a commit.
+//
 // once.send and once.send_many take no lock. A keyed message gets a provisional key_seq (its
 // generated v7 id: strictly increasing within a backend, so send order within a transaction)
 // and is remembered here. In the transaction's pre-commit step (XACT_EVENT_PRE_COMMIT /
@@ -55,12 +64,14 @@ void outbox_key_order_init();
 // A keyed message was inserted in the current (sub)transaction with provisional key_seq `seq`,
 // as a waiting message (position waiting_position()) or not; `head_position` is its claim
 // position as the head (nullopt: its id).
-void outbox_key_order_sent(text* key, const Uuid& id, const Uuid& seq, bool waiting,
+// `owner` is the sending role.
+void outbox_key_order_sent(text* key, Oid owner, const Uuid& id, const Uuid& seq, bool waiting,
                            const std::optional<Uuid>& head_position);
 
-// The current transaction removed a message of `key` (key_seq `seq`; nil: unknown) that may
-// have been its head: the key's next message is promoted at commit.
-void outbox_key_released(std::string_view key, const Uuid& seq);
+// The current transaction removed a message of `key` sent by `owner` (key_seq `seq`; nil:
+// unknown) that may have been its head: the next message of that key and owner is promoted at
+// commit.
+void outbox_key_released(std::string_view key, Oid owner, const Uuid& seq);
 
 // The lock buckets that prepared transactions hold now, for claims to skip (NULL: none, and
 // always NULL with max_prepared_transactions = 0). Refreshed at most once a second per backend:

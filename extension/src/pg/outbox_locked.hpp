@@ -28,6 +28,7 @@ struct LockedMessage {
     Datum topic;        // text
     Datum key;          // text, 0 when NULL
     Datum key_seq;      // uuid, 0 when NULL
+    Oid key_owner;      // the role that sent it (outbox_key_order.hpp), InvalidOid without key
     Datum payload;      // jsonb
     Datum headers;      // jsonb, 0 when NULL
     int32 attempt;      // deliveries including this one

@@ -28,16 +28,17 @@ namespace once::pg {
 
 namespace {
 
+// $9 the key's owner: the sending role (outbox_key_order.hpp); NULL without a key.
 SavedPlan insert_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()))",
-    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at, key_owner)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()), $9)",
+    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, OIDOID});
 
 SavedPlan insert_explicit_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()))"
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at, key_owner)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()), $9)"
     " ON CONFLICT (id) DO NOTHING",
-    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID});
+    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, OIDOID});
 
 // A repeated explicit message_id is a no-op only for the same message (issue 11, finding 6):
 // 0.1 skipped any repeat silently, so a producer could pre-empt another's id with its own
@@ -50,16 +51,18 @@ SavedPlan same_message_plan(
     "  FROM once.outbox o WHERE o.id OPERATOR(pg_catalog.=) $1",
     {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID});
 
-// $7: the transaction's trace context as headers of every message (NULL: none).
+// $7: the transaction's trace context as headers of every message (NULL: none); $8 the keys'
+// owner, the sending role.
 SavedPlan insert_many_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at)"
-    " SELECT u.id, u.pos, $1, u.key, u.key_seq, u.payload, $7, pg_catalog.now()"
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at, key_owner)"
+    " SELECT u.id, u.pos, $1, u.key, u.key_seq, u.payload, $7, pg_catalog.now(),"
+    "        CASE WHEN u.key IS NOT NULL THEN $8 END"
     "   FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
     "                  pg_catalog.unnest($5), pg_catalog.unnest($6)) AS u(id, key, key_seq, payload, pos)",
-    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID, UUIDARRAYOID, JSONBOID});
+    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID, UUIDARRAYOID, JSONBOID, OIDOID});
 
-// Whether a new message of a key waits (outbox_key_order.hpp): when the key's last message in
-// the outbox (this transaction's own included) waits itself or is held -- leased to a relay,
+// Whether a new message of a key waits (outbox_key_order.hpp): when the last message of the key
+// that its role ($2) sent (this transaction's own included) waits itself or is held -- leased to a relay,
 // retrying, delayed or dead (visible_at ahead). Behind a ready message it does not: that one
 // is claimed at once, and waiting would cost a promotion where a claim skips it once or twice.
 // One probe of outbox_key.
@@ -67,8 +70,9 @@ SavedPlan key_held_plan(
     "SELECT 1 WHERE (SELECT o.pos OPERATOR(pg_catalog.=) " ONCE_SQL_WAITING_POSITION
     "                       OR o.visible_at OPERATOR(pg_catalog.>) pg_catalog.now()"
     "                  FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL"
+    "                   AND o.key_owner OPERATOR(pg_catalog.=) $2"
     "                 ORDER BY o.key_seq DESC LIMIT 1)",
-    {TEXTOID});
+    {TEXTOID, OIDOID});
 
 // The same for the distinct keys of a send_many: those whose new messages wait.
 SavedPlan keys_held_plan(R"(
@@ -77,8 +81,9 @@ SELECT d.key FROM (SELECT DISTINCT k.key FROM pg_catalog.unnest($1::pg_catalog.t
  WHERE (SELECT o.pos OPERATOR(pg_catalog.=) )" ONCE_SQL_WAITING_POSITION R"(
                OR o.visible_at OPERATOR(pg_catalog.>) pg_catalog.now()
           FROM once.outbox o WHERE o.key OPERATOR(pg_catalog.=) d.key AND o.key IS NOT NULL
+           AND o.key_owner OPERATOR(pg_catalog.=) $2
          ORDER BY o.key_seq DESC LIMIT 1))",
-                         {TEXTARRAYOID});
+                         {TEXTARRAYOID, OIDOID});
 
 }  // namespace
 
@@ -132,19 +137,20 @@ ONCE_SQL_FUNCTION(once_send) {
     Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
     // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
     Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
+    const Oid key_owner = GetUserId();   // (read before AsExtensionOwner switches the user)
     uint64 inserted;
     bool waiting = false;
     {
         AsExtensionOwner owner;
         if (key != nullptr) {
-            Datum probe[] = {PointerGetDatum(key)};
+            Datum probe[] = {PointerGetDatum(key), ObjectIdGetDatum(key_owner)};
             waiting = key_held_plan.execute(probe, nullptr, 1) == 1;
         }
         Datum values[] = {id, uuid_datum(waiting ? waiting_position() : pos), PointerGetDatum(topic),
                           PointerGetDatum(key), key_seq, PointerGetDatum(payload), PointerGetDatum(headers),
-                          TimestampTzGetDatum(deliver_at)};
+                          TimestampTzGetDatum(deliver_at), ObjectIdGetDatum(key_owner)};
         const char nulls[] = {' ', has_pos || waiting ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
-                              headers ? ' ' : 'n', has_deliver_at ? ' ' : 'n'};
+                              headers ? ' ' : 'n', has_deliver_at ? ' ' : 'n', key ? ' ' : 'n'};
         inserted = (explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
     }
     if (explicit_id && inserted == 0) {
@@ -165,7 +171,8 @@ ONCE_SQL_FUNCTION(once_send) {
     }
     if (inserted == 1) {
         if (key != nullptr)
-            outbox_key_order_sent(key, to_uuid(id), generated, waiting, has_pos ? std::optional<Uuid>(pos) : std::nullopt);
+            outbox_key_order_sent(key, key_owner, to_uuid(id), generated, waiting,
+                                  has_pos ? std::optional<Uuid>(pos) : std::nullopt);
         outbox_mark_sent();
     }
     return id;
@@ -212,6 +219,7 @@ ONCE_SQL_FUNCTION(once_send_many) {
 
     std::vector<Datum> ids(n), key_seqs(n);
     std::vector<bool> seq_nulls(n, true);
+    const Oid key_owner = GetUserId();   // (read before AsExtensionOwner switches the user)
     {
         SpiSession spi;
         check_may_publish(text_view(topic));
@@ -239,7 +247,7 @@ ONCE_SQL_FUNCTION(once_send_many) {
                 // ready message they do not (see key_held_plan).
                 std::unordered_set<std::string> held;
                 {
-                    Datum probe[] = {PointerGetDatum(keys)};
+                    Datum probe[] = {PointerGetDatum(keys), ObjectIdGetDatum(key_owner)};
                     AsExtensionOwner owner;
                     uint64 found = keys_held_plan.execute(probe, nullptr);
                     for (uint64 r = 0; r < found; ++r) {
@@ -279,17 +287,17 @@ ONCE_SQL_FUNCTION(once_send_many) {
             Jsonb* trace = with_trace_context(nullptr);
             Datum values[] = {PointerGetDatum(topic),     PointerGetDatum(id_array), PointerGetDatum(keys),
                               PointerGetDatum(seq_array), PointerGetDatum(payloads), PointerGetDatum(pos_array),
-                              PointerGetDatum(trace)};
+                              PointerGetDatum(trace),     ObjectIdGetDatum(key_owner)};
             const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' ', pos_array ? ' ' : 'n',
-                                  trace ? ' ' : 'n'};
+                                  trace ? ' ' : 'n', ' '};
             {
                 AsExtensionOwner owner;
                 insert_many_plan.execute(values, nulls);
             }
             for (int i = 0; i < n; ++i)
                 if (!seq_nulls[i])
-                    outbox_key_order_sent(DatumGetTextPP(key_elems[i]), to_uuid(ids[i]), to_uuid(key_seqs[i]),
-                                          waiting[i], std::nullopt);
+                    outbox_key_order_sent(DatumGetTextPP(key_elems[i]), key_owner, to_uuid(ids[i]),
+                                          to_uuid(key_seqs[i]), waiting[i], std::nullopt);
             outbox_mark_sent();
         }
     }

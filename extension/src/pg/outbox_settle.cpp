@@ -30,7 +30,7 @@ WITH d AS (
   DELETE FROM once.outbox o
    WHERE o.id OPERATOR(pg_catalog.=) ANY ($2) AND o.relay OPERATOR(pg_catalog.=) $1
      AND o.dead_at IS NULL
-  RETURNING o.id, o.topic, o.key, o.key_seq, o.payload, o.headers, o.attempt, o.created_at),
+  RETURNING o.id, o.topic, o.key, o.key_seq, o.key_owner, o.payload, o.headers, o.attempt, o.created_at),
  h AS (
   INSERT INTO once.outbox_delivered
          (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
@@ -40,7 +40,8 @@ WITH d AS (
    WHERE p.retention IS NOT NULL)
 SELECT pg_catalog.count(*)::pg_catalog.int4,
        pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL),
-       pg_catalog.array_agg(d.key_seq) FILTER (WHERE d.key IS NOT NULL)
+       pg_catalog.array_agg(d.key_seq) FILTER (WHERE d.key IS NOT NULL),
+       pg_catalog.array_agg(d.key_owner) FILTER (WHERE d.key IS NOT NULL)
   FROM d)",
                    {TEXTOID, UUIDARRAYOID});
 
@@ -51,7 +52,8 @@ UPDATE once.outbox o SET visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $3
                       {TEXTOID, UUIDARRAYOID, INTERVALOID});
 
 SavedPlan nack_lookup_plan(R"(
-SELECT o.attempt, (o.relay OPERATOR(pg_catalog.=) $1 AND o.dead_at IS NULL) IS TRUE, o.topic, o.key, o.key_seq
+SELECT o.attempt, (o.relay OPERATOR(pg_catalog.=) $1 AND o.dead_at IS NULL) IS TRUE, o.topic, o.key, o.key_seq,
+       o.key_owner
   FROM once.outbox o
  WHERE o.id OPERATOR(pg_catalog.=) $2
    FOR UPDATE OF o)",
@@ -82,29 +84,31 @@ SavedPlan put_back_plan(R"(
 WITH h AS (DELETE FROM once.outbox_delivered d
             WHERE d.id OPERATOR(pg_catalog.=) $1 AND d.delivered_at OPERATOR(pg_catalog.=) pg_catalog.now())
 INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
-                         topic, key, payload, headers, last_error)
+                         topic, key, payload, headers, last_error, key_owner)
 VALUES ($1, $10, COALESCE($3, 'infinity'), $11, NULL,
-        COALESCE($4, )" ONCE_SQL_DEAD_POSITION R"(), $9, $5, $6, $7, $8, $12, $2))",
+        COALESCE($4, )" ONCE_SQL_DEAD_POSITION R"(), $9, $5, $6, $7, $8, $12, $2, $13))",
                         {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, JSONBOID,
-                         TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID, JSONBOID});
+                         TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID, JSONBOID, OIDOID});
 
 // A message given back (retry or dead) holds its key from now on: the messages of the key queued
-// behind it ($1 key, $2 its key_seq) wait from now on too, outside every claim range, instead
+// behind it ($1 key, $2 its key_seq, $3 its key_owner) wait from now on too, outside every claim range, instead
 // of being read by every claim for as long as it is held (outbox_key_order.hpp). Once per
 // hold: nothing is written when the first one behind it waits already.
 SavedPlan hold_key_plan(R"(
 UPDATE once.outbox o SET pos = )" ONCE_SQL_WAITING_POSITION R"(
  WHERE (SELECT f.pos IS NULL OR f.pos OPERATOR(pg_catalog.<>) )" ONCE_SQL_WAITING_POSITION R"(
           FROM once.outbox f
-         WHERE f.key OPERATOR(pg_catalog.=) $1 AND f.key IS NOT NULL AND f.key_seq OPERATOR(pg_catalog.>) $2
+         WHERE f.key OPERATOR(pg_catalog.=) $1 AND f.key IS NOT NULL AND f.key_owner OPERATOR(pg_catalog.=) $3
+           AND f.key_seq OPERATOR(pg_catalog.>) $2
          ORDER BY f.key_seq LIMIT 1)
-   AND o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL AND o.key_seq OPERATOR(pg_catalog.>) $2
+   AND o.key OPERATOR(pg_catalog.=) $1 AND o.key IS NOT NULL AND o.key_owner OPERATOR(pg_catalog.=) $3
+   AND o.key_seq OPERATOR(pg_catalog.>) $2
    AND (o.pos IS NULL OR o.pos OPERATOR(pg_catalog.<>) )" ONCE_SQL_WAITING_POSITION R"())",
-                        {TEXTOID, UUIDOID});
+                        {TEXTOID, UUIDOID, OIDOID});
 
-void hold_key(Datum key, Datum key_seq) {
+void hold_key(Datum key, Datum key_seq, Oid key_owner) {
     if (key == 0 || key_seq == 0) return;
-    Datum values[] = {key, key_seq};
+    Datum values[] = {key, key_seq, ObjectIdGetDatum(key_owner)};
     hold_key_plan.execute(values, nullptr);
 }
 
@@ -119,7 +123,8 @@ std::vector<Datum> settle_locked(FunctionCallInfo fcinfo, int arg, int32* settle
             leased.push_back(id);
             continue;
         }
-        if (held->key != 0) outbox_key_released(text_view(DatumGetTextPP(held->key)), to_uuid(held->key_seq));
+        if (held->key != 0)
+            outbox_key_released(text_view(DatumGetTextPP(held->key)), held->key_owner, to_uuid(held->key_seq));
         outbox_locked_settle(to_uuid(id));
         ++*settled;
     }
@@ -143,17 +148,22 @@ ONCE_SQL_FUNCTION(once_ack) {
     ack_plan.execute(values, nullptr);
     Datum v;
     if (spi_value(0, 1, &v)) acked += DatumGetInt32(v);
-    Datum seqs_v;
-    if (spi_value(0, 2, &v) && spi_value(0, 3, &seqs_v)) {  // heads this may have been: promote the next at commit
-        Datum *keys = nullptr, *seqs = nullptr;
-        bool *key_nulls = nullptr, *seq_nulls = nullptr;
-        int n = 0, m = 0;
+    Datum seqs_v, owners_v;
+    if (spi_value(0, 2, &v) && spi_value(0, 3, &seqs_v) && spi_value(0, 4, &owners_v)) {
+        // heads this may have been: promote the next at commit
+        Datum *keys = nullptr, *seqs = nullptr, *owners = nullptr;
+        bool *key_nulls = nullptr, *seq_nulls = nullptr, *owner_nulls = nullptr;
+        int n = 0, m = 0, k = 0;
         pg_call([&] {
             deconstruct_array(DatumGetArrayTypeP(v), TEXTOID, -1, false, TYPALIGN_INT, &keys, &key_nulls, &n);
             deconstruct_array(DatumGetArrayTypeP(seqs_v), UUIDOID, UUID_LEN, false, TYPALIGN_CHAR, &seqs, &seq_nulls, &m);
+            deconstruct_array(DatumGetArrayTypeP(owners_v), OIDOID, sizeof(Oid), true, TYPALIGN_INT, &owners,
+                              &owner_nulls, &k);
         });
-        for (int i = 0; i < n && i < m; ++i)
-            outbox_key_released(text_view(DatumGetTextPP(keys[i])), seq_nulls[i] ? Uuid{} : to_uuid(seqs[i]));
+        for (int i = 0; i < n && i < m && i < k; ++i)
+            outbox_key_released(text_view(DatumGetTextPP(keys[i])),
+                                owner_nulls[i] ? InvalidOid : DatumGetObjectId(owners[i]),
+                                seq_nulls[i] ? Uuid{} : to_uuid(seqs[i]));
     }
     PG_RETURN_INT32(acked);
 }
@@ -240,7 +250,8 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
                           TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
                           TimestampTzGetDatum(held.created_at),
                           Int32GetDatum(held.attempt),
-                          held.headers};
+                          held.headers,
+                          ObjectIdGetDatum(held.key_owner)};
         const char nulls[] = {' ',
                               error_null,
                               g.dead ? 'n' : ' ',
@@ -252,9 +263,10 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
                               g.dead ? ' ' : 'n',
                               ' ',
                               ' ',
-                              held.headers ? ' ' : 'n'};
+                              held.headers ? ' ' : 'n',
+                              held.key ? ' ' : 'n'};
         put_back_plan.execute(values, nulls);
-        hold_key(held.key, held.key_seq);
+        hold_key(held.key, held.key_seq, held.key_owner);
         outbox_locked_settle(held.id);
         return g.dead ? "dead" : "retry";
     }
@@ -269,22 +281,23 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
     const int attempt = spi_value(0, 1, &v) ? DatumGetInt32(v) : 0;
     const bool held = spi_value(0, 2, &v) && DatumGetBool(v);
     if (!held) return "stale";
-    Datum topic = 0, key = 0, key_seq = 0;
+    Datum topic = 0, key = 0, key_seq = 0, key_owner = 0;
     spi_value(0, 3, &topic);  // (SPI keeps this row until SPI_finish)
     spi_value(0, 4, &key);
     spi_value(0, 5, &key_seq);
+    spi_value(0, 6, &key_owner);
     GiveBack g = decide_give_back(topic_policy(topic), attempt, permanent, retry_after);
     if (g.dead) {
         Datum args[] = {id, error};
         const char nulls[] = {' ', error_null};
         nack_dead_plan.execute(args, nulls);
-        hold_key(key, key_seq);
+        hold_key(key, key_seq, DatumGetObjectId(key_owner));
         return "dead";
     }
     Datum args[] = {id, error, TimestampTzGetDatum(g.visible_at), uuid_datum(g.pos)};
     const char nulls[] = {' ', error_null, ' ', ' '};
     nack_retry_plan.execute(args, nulls);
-    hold_key(key, key_seq);
+    hold_key(key, key_seq, DatumGetObjectId(key_owner));
     return "retry";
 }
 
