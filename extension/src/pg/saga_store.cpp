@@ -76,7 +76,8 @@ SavedPlan transition_plan(
     {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID});
 
 // key = saga id: the outbox keeps a saga's commands in send order, so a compensation never
-// overtakes the action it undoes. Header values are strings (HTTP, NATS). $10: the command's
+// overtakes the action it undoes. (Every command is sent as the extension's owner, whoever
+// drives the saga: per-key order is per sending role, and a saga's commands are one order.) Header values are strings (HTTP, NATS). $10: the command's
 // traceparent, a child of the saga's (NULL: the saga was not started under a trace).
 SavedPlan send_plan(
     "SELECT once.send($1,"
