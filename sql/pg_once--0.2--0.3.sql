@@ -1114,3 +1114,42 @@ REVOKE ALL ON FUNCTION once.console_saga_search(text, integer), once.console_sag
     once.console_outbox_counters() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.console_saga_search(text, integer), once.console_saga_definition_counts(),
     once.console_outbox_counters() TO once_console_viewer, once_admin;
+
+-- ---------------------------------------------------------------------------------------
+-- The default retry policy has one home, RetryPolicy in the library (issue 20, structure): the
+-- table's column defaults (never used: once.topic_policy writes every column) are gone, and
+-- once.topic_policy's NULL arguments take the default policy's values.
+ALTER TABLE once.outbox_topic_policies ALTER COLUMN max_attempts DROP DEFAULT,
+    ALTER COLUMN backoff_base DROP DEFAULT, ALTER COLUMN backoff_max DROP DEFAULT;
+
+-- The retry policy of topics without one of their own.
+CREATE FUNCTION once._outbox_default_policy(
+    OUT max_attempts integer, OUT backoff_base interval, OUT backoff_max interval)
+AS 'MODULE_PATHNAME', 'once_outbox_default_policy' LANGUAGE C IMMUTABLE;
+REVOKE ALL ON FUNCTION once._outbox_default_policy() FROM PUBLIC;
+
+-- max_attempts, backoff_base, backoff_max: NULL (the default) takes the default policy's.
+CREATE OR REPLACE FUNCTION once.topic_policy(
+    topic        text,
+    max_attempts integer  DEFAULT NULL,
+    backoff_base interval DEFAULT NULL,
+    backoff_max  interval DEFAULT NULL,
+    retention    interval DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    d record;
+BEGIN
+    SELECT * INTO d FROM once._outbox_default_policy();
+    max_attempts := COALESCE(max_attempts, d.max_attempts);
+    backoff_base := COALESCE(backoff_base, d.backoff_base);
+    backoff_max := COALESCE(backoff_max, d.backoff_max);
+    PERFORM once._outbox_validate_policy(topic, max_attempts, backoff_base, backoff_max, retention);
+    INSERT INTO once.outbox_topic_policies AS p (topic, max_attempts, backoff_base, backoff_max, retention)
+    VALUES (topic, max_attempts, backoff_base, backoff_max, retention)
+    ON CONFLICT ON CONSTRAINT outbox_topic_policies_pkey DO UPDATE
+       SET max_attempts = excluded.max_attempts, backoff_base = excluded.backoff_base,
+           backoff_max = excluded.backoff_max, retention = excluded.retention;
+END
+$$;

@@ -66,12 +66,13 @@ CREATE TYPE once.message AS (
 );
 
 -- Per-topic retry policy and delivered-history retention. Topics without a row use the
--- defaults (25 attempts, 1 s .. 1 h backoff, no history).
+-- default policy (once._outbox_default_policy(): RetryPolicy in core/outbox_policy.hpp, its
+-- one home) and keep no history.
 CREATE TABLE once.outbox_topic_policies (
     topic        text     PRIMARY KEY,
-    max_attempts integer  NOT NULL DEFAULT 25 CHECK (max_attempts BETWEEN 1 AND 1000),
-    backoff_base interval NOT NULL DEFAULT '1 second',
-    backoff_max  interval NOT NULL DEFAULT '1 hour',
+    max_attempts integer  NOT NULL CHECK (max_attempts BETWEEN 1 AND 1000),
+    backoff_base interval NOT NULL,
+    backoff_max  interval NOT NULL,
     retention    interval                           -- keep acked messages this long; NULL = not at all
 );
 REVOKE ALL ON TABLE once.outbox_topic_policies FROM PUBLIC;
@@ -193,16 +194,23 @@ GRANT EXECUTE ON FUNCTION once.outbox_notifier_status() TO once_admin, once_rela
 
 -- ----------------------------------------------------------------------------- policy
 
+-- max_attempts, backoff_base, backoff_max: NULL (the default) takes the default policy's.
 CREATE FUNCTION once.topic_policy(
     topic        text,
-    max_attempts integer  DEFAULT 25,
-    backoff_base interval DEFAULT '1 second',
-    backoff_max  interval DEFAULT '1 hour',
+    max_attempts integer  DEFAULT NULL,
+    backoff_base interval DEFAULT NULL,
+    backoff_max  interval DEFAULT NULL,
     retention    interval DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    d record;
 BEGIN
+    SELECT * INTO d FROM once._outbox_default_policy();
+    max_attempts := COALESCE(max_attempts, d.max_attempts);
+    backoff_base := COALESCE(backoff_base, d.backoff_base);
+    backoff_max := COALESCE(backoff_max, d.backoff_max);
     PERFORM once._outbox_validate_policy(topic, max_attempts, backoff_base, backoff_max, retention);
     INSERT INTO once.outbox_topic_policies AS p (topic, max_attempts, backoff_base, backoff_max, retention)
     VALUES (topic, max_attempts, backoff_base, backoff_max, retention)
@@ -213,6 +221,12 @@ END
 $$;
 COMMENT ON FUNCTION once.topic_policy(text, integer, interval, interval, interval) IS
     'Set a topic''s retry policy (max attempts, backoff window) and delivered-history retention';
+
+-- The retry policy of topics without one of their own.
+CREATE FUNCTION once._outbox_default_policy(
+    OUT max_attempts integer, OUT backoff_base interval, OUT backoff_max interval)
+AS 'MODULE_PATHNAME', 'once_outbox_default_policy' LANGUAGE C IMMUTABLE;
+REVOKE ALL ON FUNCTION once._outbox_default_policy() FROM PUBLIC;
 
 CREATE FUNCTION once._outbox_validate_policy(
     topic text, max_attempts integer, backoff_base interval, backoff_max interval, retention interval)

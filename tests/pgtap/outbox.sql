@@ -2,7 +2,7 @@
 -- redrive, statistics, history, privileges and bad input.
 -- Time-dependent rules are tested by moving stored times back, never by waiting.
 BEGIN;
-SELECT plan(113);
+SELECT plan(115);
 
 -- A message becomes due now (as if its delay or lease had passed).
 CREATE FUNCTION pg_temp.make_due(message uuid) RETURNS void LANGUAGE sql AS $$
@@ -280,5 +280,12 @@ SELECT throws_ok($$SELECT * FROM once.claim('r')$$, '42501', NULL, 'once_produce
 SELECT throws_ok($$SELECT * FROM once.outbox$$, '42501', NULL, 'the outbox table is not readable');
 RESET ROLE;
 
+-- The default policy has one home (the library's RetryPolicy): a topic_policy without
+-- max_attempts / backoff takes it, as do topics without a policy.
+SELECT once.topic_policy('t.defaults', retention => '1 day');
+SELECT is((SELECT (max_attempts, backoff_base, backoff_max)::text FROM once.outbox_topic_policies WHERE topic = 't.defaults'),
+          '(25,00:00:01,01:00:00)', 'topic_policy without attempts or backoff stores the default policy (25, 1 s, 1 h)');
+SELECT is((SELECT (d.max_attempts, d.backoff_base, d.backoff_max)::text FROM once._outbox_default_policy() d),
+          '(25,00:00:01,01:00:00)', '... which is once._outbox_default_policy()');
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,12 +1,14 @@
 // Small SQL helpers of the outbox's PL/pgSQL functions: claim positions (once.redrive), keys
-// released by once.discard, and the checks of once.topic_policy.
+// released by once.discard, and the default policy and checks of once.topic_policy.
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
 #include "outbox_key_order.hpp"
 #include "text_args.hpp"
 
 extern "C" {
+#include "funcapi.h"
 #include "utils/array.h"
+#include "utils/timestamp.h"
 }
 
 using namespace once;
@@ -54,4 +56,24 @@ ONCE_SQL_FUNCTION(once_outbox_keys_released) {
         if (!key_nulls[i] && !owner_nulls[i])  // (from the key's start: the released key_seq is not known)
             outbox_key_released(text_view(DatumGetTextPP(keys[i])), DatumGetObjectId(owners[i]), Uuid{});
     PG_RETURN_VOID();
+}
+
+// once._outbox_default_policy(): the retry policy of topics without one of their own, from
+// RetryPolicy (its one home); once.topic_policy fills the arguments left NULL from it.
+ONCE_SQL_FUNCTION(once_outbox_default_policy) {
+    const RetryPolicy policy;
+    return pg_call([&] {
+        TupleDesc desc;
+        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "once._outbox_default_policy must return a record");
+        auto interval_of = [](int64_t ms) {
+            Interval* i = static_cast<Interval*>(palloc0(sizeof(Interval)));
+            i->time = ms * 1000;
+            return IntervalPGetDatum(i);
+        };
+        Datum values[] = {Int32GetDatum(policy.max_attempts), interval_of(policy.backoff.base_ms),
+                          interval_of(policy.backoff.cap_ms)};
+        bool nulls[] = {false, false, false};
+        return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+    });
 }

@@ -35,6 +35,7 @@
 #include "outbox_args.hpp"
 #include "outbox_key_order.hpp"
 #include "outbox_locked.hpp"
+#include "outbox_sql.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
 
@@ -295,12 +296,11 @@ WITH RECURSIVE present(topic) AS (
 const std::string kDeadTail = R"(
  dead AS (
   UPDATE once.outbox o
-     SET dead_at = pg_catalog.now(), visible_at = 'infinity',
-         pos = )" ONCE_SQL_DEAD_POSITION R"(, relay = NULL,
-         last_error = COALESCE(o.last_error OPERATOR(pg_catalog.||) '; ', '')
-                      OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)
-                      o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '
-                      OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')'
+     SET )" + outbox_sql::dead_letter_assignments(R"(
+           COALESCE(o.last_error OPERATOR(pg_catalog.||) '; ', '')
+           OPERATOR(pg_catalog.||) 'lease of attempt ' OPERATOR(pg_catalog.||)
+           o.attempt::pg_catalog.text OPERATOR(pg_catalog.||) ' expired (last relay '
+           OPERATOR(pg_catalog.||) COALESCE(o.relay, '?') OPERATOR(pg_catalog.||) ')')") + R"(
    WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE c.exhausted))
   RETURNING 1),)";
 
@@ -324,14 +324,7 @@ const std::string kDeleteTail = kDeadTail + R"(
    WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
   RETURNING o.id, o.topic, o.key, o.payload, o.headers,
             o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq, o.key_owner,
-            COALESCE(o.pos, o.id) AS sort),
- h AS (
-  INSERT INTO once.outbox_delivered
-         (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
-  SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, $4,
-         pg_catalog.now() OPERATOR(pg_catalog.+) p.retention
-    FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic
-   WHERE p.retention IS NOT NULL)
+            COALESCE(o.pos, o.id) AS sort),)" + outbox_sql::delivered_history_cte("$4") + R"(
 SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.key_seq, d.key_owner
   FROM d ORDER BY d.sort)";
 

@@ -10,6 +10,7 @@
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
 #include "outbox_key_order.hpp"
+#include "outbox_sql.hpp"
 #include "outbox_locked.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
@@ -25,25 +26,19 @@ extern "C" {
 namespace once::pg {
 namespace {
 
-SavedPlan ack_plan(R"(
+const std::string kAck = R"(
 WITH d AS (
   DELETE FROM once.outbox o
    WHERE o.id OPERATOR(pg_catalog.=) ANY ($2) AND o.relay OPERATOR(pg_catalog.=) $1
      AND o.dead_at IS NULL
-  RETURNING o.id, o.topic, o.key, o.key_seq, o.key_owner, o.payload, o.headers, o.attempt, o.created_at),
- h AS (
-  INSERT INTO once.outbox_delivered
-         (id, topic, key, payload, headers, attempt, created_at, relay, expires_at)
-  SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, $1,
-         pg_catalog.now() OPERATOR(pg_catalog.+) p.retention
-    FROM d JOIN once.outbox_topic_policies p ON p.topic OPERATOR(pg_catalog.=) d.topic
-   WHERE p.retention IS NOT NULL)
+  RETURNING o.id, o.topic, o.key, o.key_seq, o.key_owner, o.payload, o.headers, o.attempt, o.created_at),)" +
+                         outbox_sql::delivered_history_cte("$1") + R"(
 SELECT pg_catalog.count(*)::pg_catalog.int4,
        pg_catalog.array_agg(d.key) FILTER (WHERE d.key IS NOT NULL),
        pg_catalog.array_agg(d.key_seq) FILTER (WHERE d.key IS NOT NULL),
        pg_catalog.array_agg(d.key_owner) FILTER (WHERE d.key IS NOT NULL)
-  FROM d)",
-                   {TEXTOID, UUIDARRAYOID});
+  FROM d)";
+SavedPlan ack_plan(kAck.c_str(), {TEXTOID, UUIDARRAYOID});
 
 SavedPlan extend_plan(R"(
 UPDATE once.outbox o SET visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $3
@@ -72,23 +67,26 @@ UPDATE once.outbox SET relay = NULL, last_error = $2, visible_at = $3, pos = $4
  WHERE id OPERATOR(pg_catalog.=) $1)",
                           {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID});
 
-SavedPlan nack_dead_plan(R"(
-UPDATE once.outbox SET relay = NULL, last_error = $2, dead_at = pg_catalog.now(),
-       visible_at = 'infinity', pos = )" ONCE_SQL_DEAD_POSITION R"(
- WHERE id OPERATOR(pg_catalog.=) $1)",
-                         {UUIDOID, TEXTOID});
+const std::string kNackDead = "UPDATE once.outbox SET " + outbox_sql::dead_letter_assignments("$2") +
+                              " WHERE id OPERATOR(pg_catalog.=) $1";
+SavedPlan nack_dead_plan(kNackDead.c_str(), {UUIDOID, TEXTOID});
 
 // A lock-held message given back: the deleted row written again with its attempt counted,
-// and the delivered history its claim wrote (in this transaction: now()) removed. $9 NULL: a retry at $3 / $4; else dead.
-SavedPlan put_back_plan(R"(
+// and the delivered history its claim wrote (in this transaction: now()) removed. :dead_at
+// NULL: a retry at :visible_at / :pos; else dead.
+NamedPlan put_back_plan(R"(
 WITH h AS (DELETE FROM once.outbox_delivered d
-            WHERE d.id OPERATOR(pg_catalog.=) $1 AND d.delivered_at OPERATOR(pg_catalog.=) pg_catalog.now())
+            WHERE d.id OPERATOR(pg_catalog.=) :id AND d.delivered_at OPERATOR(pg_catalog.=) pg_catalog.now())
 INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
                          topic, key, payload, headers, last_error, key_owner)
-VALUES ($1, $10, COALESCE($3, 'infinity'), $11, NULL,
-        COALESCE($4, )" ONCE_SQL_DEAD_POSITION R"(), $9, $5, $6, $7, $8, $12, $2, $13))",
-                        {UUIDOID, TEXTOID, TIMESTAMPTZOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, JSONBOID,
-                         TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID, JSONBOID, OIDOID});
+VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
+        COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
+        :last_error, :key_owner))",
+                        {{"id", UUIDOID},           {"created_at", TIMESTAMPTZOID}, {"visible_at", TIMESTAMPTZOID},
+                         {"attempt", INT4OID},      {"pos", UUIDOID},               {"dead_at", TIMESTAMPTZOID},
+                         {"key_seq", UUIDOID},      {"topic", TEXTOID},             {"key", TEXTOID},
+                         {"payload", JSONBOID},     {"headers", JSONBOID},          {"last_error", TEXTOID},
+                         {"key_owner", OIDOID}});
 
 // A message given back (retry or dead) holds its key from now on: the messages of the key queued
 // behind it ($1 key, $2 its key_seq, $3 its key_owner) wait from now on too, outside every claim range, instead
@@ -239,33 +237,21 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
     if (const LockedMessage* m = outbox_locked_find(to_uuid(id))) {
         const LockedMessage held = *m;  // (its values live in TopTransactionContext)
         GiveBack g = decide_give_back(topic_policy(held.topic), held.attempt, permanent, retry_after);
-        Datum values[] = {id,
-                          error,
-                          TimestampTzGetDatum(g.visible_at),
-                          g.dead ? 0 : uuid_datum(g.pos),
-                          held.key_seq,
-                          held.topic,
-                          held.key,
-                          held.payload,
-                          TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
-                          TimestampTzGetDatum(held.created_at),
-                          Int32GetDatum(held.attempt),
-                          held.headers,
-                          ObjectIdGetDatum(held.key_owner)};
-        const char nulls[] = {' ',
-                              error_null,
-                              g.dead ? 'n' : ' ',
-                              g.dead ? 'n' : ' ',
-                              held.key_seq ? ' ' : 'n',
-                              ' ',
-                              held.key ? ' ' : 'n',
-                              ' ',
-                              g.dead ? ' ' : 'n',
-                              ' ',
-                              ' ',
-                              held.headers ? ' ' : 'n',
-                              held.key ? ' ' : 'n'};
-        put_back_plan.execute(values, nulls);
+        put_back_plan.execute({
+            {"id", id},
+            {"created_at", TimestampTzGetDatum(held.created_at)},
+            {"visible_at", TimestampTzGetDatum(g.visible_at), g.dead},
+            {"attempt", Int32GetDatum(held.attempt)},
+            {"pos", g.dead ? 0 : uuid_datum(g.pos), g.dead},
+            {"dead_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), !g.dead},
+            {"key_seq", held.key_seq, held.key_seq == 0},
+            {"topic", held.topic},
+            {"key", held.key, held.key == 0},
+            {"payload", held.payload},
+            {"headers", held.headers, held.headers == 0},
+            {"last_error", error, error == 0},
+            {"key_owner", ObjectIdGetDatum(held.key_owner), held.key == 0},
+        });
         hold_key(held.key, held.key_seq, held.key_owner);
         outbox_locked_settle(held.id);
         return g.dead ? "dead" : "retry";

@@ -1,8 +1,11 @@
 #include "spi.hpp"
 
 #include "../core/error.hpp"
+#include "../core/named_parameters.hpp"
 
+#include <algorithm>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 namespace once::pg {
@@ -64,6 +67,50 @@ uint64 SavedPlan::execute(Snapshot snapshot, bool read_only, const Datum* values
     if (rc < 0)
         throw Error(ErrorCode::internal, "an internal statement failed", SPI_result_code_string(rc));
     return SPI_processed;
+}
+
+namespace {
+
+std::vector<std::string> parameter_names(std::initializer_list<NamedPlan::Parameter> parameters) {
+    std::vector<std::string> names;
+    for (const auto& p : parameters) names.emplace_back(p.name);
+    return names;
+}
+
+std::vector<Oid> parameter_types(std::initializer_list<NamedPlan::Parameter> parameters) {
+    std::vector<Oid> types;
+    for (const auto& p : parameters) types.push_back(p.type);
+    return types;
+}
+
+}  // namespace
+
+NamedPlan::NamedPlan(const char* sql, std::initializer_list<Parameter> parameters)
+    : named_sql_(sql), names_(parameter_names(parameters)), types_(parameter_types(parameters)) {}
+
+uint64 NamedPlan::execute(std::initializer_list<Argument> arguments) {
+    if (!plan_) {
+        try {
+            sql_ = numbered_parameters(named_sql_, names_);
+        } catch (const std::invalid_argument& e) {
+            throw Error(ErrorCode::internal, std::string("malformed internal statement: ") + e.what());
+        }
+        plan_.emplace(sql_.c_str(), types_);
+    }
+    std::vector<Datum> values(names_.size(), 0);
+    std::string nulls(names_.size(), '?');
+    for (const Argument& a : arguments) {
+        auto it = std::find(names_.begin(), names_.end(), a.name);
+        if (it == names_.end() || nulls[static_cast<size_t>(it - names_.begin())] != '?')
+            throw Error(ErrorCode::internal, std::string("internal statement parameter :") + a.name +
+                                                 " is unknown or bound twice");
+        const size_t i = static_cast<size_t>(it - names_.begin());
+        values[i] = a.value;
+        nulls[i] = a.null ? 'n' : ' ';
+    }
+    if (nulls.find('?') != std::string::npos)
+        throw Error(ErrorCode::internal, "internal statement parameter :" + names_[nulls.find('?')] + " is not bound");
+    return plan_->execute(values.data(), nulls.c_str());
 }
 
 int32 SavedPlan::execute_returning_int32(const Datum* values, const char* nulls, const char* what) {

@@ -5,6 +5,8 @@
 #include "guard.hpp"
 
 #include <initializer_list>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace once::pg {
@@ -38,6 +40,8 @@ class SavedPlan {
 public:
     SavedPlan(const char* sql, std::initializer_list<Oid> argument_types)
         : sql_(sql), argument_types_(argument_types) {}
+    SavedPlan(const char* sql, std::vector<Oid> argument_types)
+        : sql_(sql), argument_types_(std::move(argument_types)) {}
 
     // Executes the statement; returns SPI_processed. Results are in SPI_tuptable.
     uint64 execute(const Datum* values, const char* nulls, long max_rows = 0);
@@ -57,6 +61,34 @@ private:
     const char* sql_;
     std::vector<Oid> argument_types_;
     SPIPlanPtr plan_ = nullptr;
+};
+
+// A SavedPlan whose parameters are named (:name in the SQL, core/named_parameters.hpp) and
+// bound by name: for statements with many parameters, where binding by position invites two
+// of the same type to be swapped unnoticed.
+class NamedPlan {
+public:
+    struct Parameter {
+        const char* name;
+        Oid type;
+    };
+    struct Argument {
+        const char* name;
+        Datum value;
+        bool null = false;
+    };
+    NamedPlan(const char* sql, std::initializer_list<Parameter> parameters);
+
+    // Binds every parameter exactly once, in any order; a missing, unknown or repeated name is
+    // an internal error. Returns SPI_processed.
+    uint64 execute(std::initializer_list<Argument> arguments);
+
+private:
+    const char* named_sql_;
+    std::vector<std::string> names_;
+    std::vector<Oid> types_;
+    std::string sql_;                  // numbered, on first use (an error then is an ERROR, not
+    std::optional<SavedPlan> plan_;    // an exception while the module loads)
 };
 
 // Runs internal statements as the owner of schema "once" (the role that created the
