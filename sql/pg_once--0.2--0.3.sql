@@ -1153,3 +1153,9 @@ BEGIN
            backoff_max = excluded.backoff_max, retention = excluded.retention;
 END
 $$;
+-- The ids argument of the admin's functions follows the rule of every ids argument, in the
+-- library (issue 20, structure: two rules shared ON211): not NULL, not empty, no NULL element,
+-- at most 10,000 ids.
+-- (the rule every ids argument follows, relays' included: outbox_args.hpp, message_ids)
+CREATE OR REPLACE FUNCTION once._check_dead_letter_ids(ids uuid[]) RETURNS void
+AS 'MODULE_PATHNAME', 'once_check_admin_ids' LANGUAGE C;

@@ -306,18 +306,12 @@ COMMENT ON VIEW once.blocked_keys IS
 REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
 GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
 
--- The ids argument of once.redrive and once.discard: a non-empty array without NULLs.
+-- The ids argument of the admin's functions follows the rule of every ids argument, in the
+-- library (issue 20, structure: two rules shared ON211): not NULL, not empty, no NULL element,
+-- at most 10,000 ids.
+-- (the rule every ids argument follows, relays' included: outbox_args.hpp, message_ids)
 CREATE FUNCTION once._check_dead_letter_ids(ids uuid[]) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF ids IS NULL OR pg_catalog.cardinality(ids) = 0 OR pg_catalog.array_position(ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'ids must be a non-empty array without NULLs'
-            USING ERRCODE = 'ON211', DETAIL = pg_catalog.format('ids was %s.', ids),
-                  HINT = 'Pass the ids of dead letters, e.g. from once.dead_letters.';
-    END IF;
-END
-$$;
+AS 'MODULE_PATHNAME', 'once_check_admin_ids' LANGUAGE C;
 REVOKE ALL ON FUNCTION once._check_dead_letter_ids(uuid[]) FROM PUBLIC;
 
 CREATE FUNCTION once.redrive(ids uuid[]) RETURNS integer

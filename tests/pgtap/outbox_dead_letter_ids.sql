@@ -1,12 +1,13 @@
--- once.redrive and once.discard reject a bad ids argument alike (ON211), with detail and hint.
+-- once.redrive and once.discard reject a bad ids argument alike (ON211), with detail and hint,
+-- by the rule of every ids argument (a relay's too: outbox_args.hpp, message_ids).
 BEGIN;
-SELECT plan(8);
+SELECT plan(9);
 
-SELECT throws_ok($$SELECT once.redrive(NULL)$$, 'ON211', 'ids must be a non-empty array without NULLs',
+SELECT throws_ok($$SELECT once.redrive(NULL)$$, 'ON211', 'ids must not be NULL',
                  'redrive: NULL ids');
 SELECT throws_ok($$SELECT once.redrive('{}')$$, 'ON211', NULL, 'redrive: empty ids');
 SELECT throws_ok($$SELECT once.redrive(ARRAY[gen_random_uuid(), NULL])$$, 'ON211', NULL, 'redrive: NULL in ids');
-SELECT throws_ok($$SELECT once.discard(NULL)$$, 'ON211', 'ids must be a non-empty array without NULLs',
+SELECT throws_ok($$SELECT once.discard(NULL)$$, 'ON211', 'ids must not be NULL',
                  'discard: NULL ids');
 SELECT throws_ok($$SELECT once.discard('{}')$$, 'ON211', NULL, 'discard: empty ids');
 SELECT throws_ok($$SELECT once.discard(ARRAY[NULL]::uuid[])$$, 'ON211', NULL, 'discard: NULL in ids');
@@ -22,9 +23,11 @@ EXCEPTION WHEN OTHERS THEN
 END
 $f$;
 SELECT is(pg_temp.error_of($$SELECT once.redrive('{}')$$),
-          'ids was {}. / Pass the ids of dead letters, e.g. from once.dead_letters.', 'redrive: detail and hint');
+          'ids is an empty array. / Pass the ids of the messages, e.g. from once.dead_letters or once.blocked_keys.', 'redrive: detail and hint');
 SELECT is(pg_temp.error_of($$SELECT once.discard('{}')$$),
-          'ids was {}. / Pass the ids of dead letters, e.g. from once.dead_letters.', 'discard: detail and hint');
+          'ids is an empty array. / Pass the ids of the messages, e.g. from once.dead_letters or once.blocked_keys.', 'discard: detail and hint');
 
+SELECT throws_ok($$SELECT once.redrive(ARRAY(SELECT gen_random_uuid() FROM generate_series(1, 10001)))$$, 'ON211',
+                 'too many ids', 'redrive: more than 10,000 ids, as for a relay''s ack');
 SELECT * FROM finish();
 ROLLBACK;

@@ -54,10 +54,10 @@ END
 $f$;
 SELECT matches(pg_temp.hint_of($$SELECT once.redrive(ARRAY['x'])$$), '^Pass the id column of once.dead_letters, e.g. once.redrive\(ARRAY',
                'the hint says what to pass');
-SELECT throws_ok($$SELECT once.redrive(NULL)$$, 'ON211', 'ids must be a non-empty array without NULLs', 'NULL is still ON211');
+SELECT throws_ok($$SELECT once.redrive(NULL)$$, 'ON211', 'ids must not be NULL', 'NULL is still ON211');
 SELECT throws_ok($$SELECT once.redrive(ARRAY[]::text[])$$, 'ON211', NULL, 'an empty text[] is ON211');
 SELECT throws_ok($$SELECT once.discard(ARRAY['0190f1e2-7a3b-7c4d-8e5f-000000000001', NULL])$$, 'ON211',
-                 'ids must be a non-empty array without NULLs', 'a NULL among text ids is ON211');
+                 'ids must not contain NULL', 'a NULL among text ids is ON211');
 
 -- ------------------------------------------------------------------ outbox_stats: blocked
 -- key k1: a dead head and two messages behind it (one on another topic)

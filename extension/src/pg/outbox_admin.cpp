@@ -77,3 +77,12 @@ ONCE_SQL_FUNCTION(once_outbox_default_policy) {
         return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
     });
 }
+
+// once._check_dead_letter_ids(ids): the ids argument of the admin's functions (redrive,
+// discard, expedite, cancel) by the rule of every ids argument, except that it may not be
+// empty (a call with nothing to act on is a mistake there).
+ONCE_SQL_FUNCTION(once_check_admin_ids) {
+    message_ids(PG_ARGISNULL(0) ? nullptr : PG_GETARG_ARRAYTYPE_P(0), false,
+                "Pass the ids of the messages, e.g. from once.dead_letters or once.blocked_keys.");
+    PG_RETURN_VOID();
+}

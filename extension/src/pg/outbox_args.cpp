@@ -159,25 +159,29 @@ Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg, Json* parsed_out) {
     return headers;
 }
 
-// Elements of a uuid[] argument: non-NULL array of 0..kMaxClaimBatch non-NULL ids (an empty
-// batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...)))).
-std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        throw Error(ErrorCode::invalid_message_ids, "ids must not be NULL", {},
-                    "Pass the ids returned by once.claim.");
-    ArrayType* array = PG_GETARG_ARRAYTYPE_P(arg);
+std::vector<Datum> message_ids(ArrayType* array, bool allow_empty, const char* hint) {
+    if (array == nullptr) throw Error(ErrorCode::invalid_message_ids, "ids must not be NULL", "ids is NULL.", hint);
     Datum* elems = nullptr;
     bool* nulls = nullptr;
     int n = 0;
     pg_call([&] { deconstruct_array(array, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR, &elems, &nulls, &n); });
+    if (n == 0 && !allow_empty)
+        throw Error(ErrorCode::invalid_message_ids, "ids must not be empty", "ids is an empty array.", hint);
     if (n > kMaxClaimBatch)
         throw Error(ErrorCode::invalid_message_ids, "too many ids",
-                    std::to_string(n) + " ids; the limit is " + std::to_string(kMaxClaimBatch) + ".");
+                    std::to_string(n) + " ids; the limit is " + std::to_string(kMaxClaimBatch) + ".",
+                    "Split them into several calls.");
     for (int i = 0; i < n; ++i)
         if (nulls[i])
             throw Error(ErrorCode::invalid_message_ids, "ids must not contain NULL",
-                        "Element " + std::to_string(i + 1) + " is NULL.");
+                        "Element " + std::to_string(i + 1) + " is NULL.", hint);
     return std::vector<Datum>(elems, elems + n);
+}
+
+// (an empty batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...))))
+std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg) {
+    return message_ids(PG_ARGISNULL(arg) ? nullptr : PG_GETARG_ARRAYTYPE_P(arg), true,
+                       "Pass the ids returned by once.claim.");
 }
 
 ArrayType* topic_patterns_arg(FunctionCallInfo fcinfo, int arg) {

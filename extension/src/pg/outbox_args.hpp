@@ -50,8 +50,11 @@ Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes =
 // A message's headers argument, checked (ON204, ON214); `parsed` (if given) receives them as
 // JSON, so that the caller need not parse them again.
 Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg, Json* parsed = nullptr);
-// Elements of a uuid[] argument: non-NULL array of 0..kMaxClaimBatch non-NULL ids (an empty
-// batch is normal in a relay's loop: ack(relay, ARRAY(SELECT id FROM claim(...)))).
+// The one rule for an array of message ids (ON211): not NULL, at most kMaxClaimBatch ids, none
+// of them NULL, and not empty unless `allow_empty`. Returns its elements; `hint` goes with
+// an error.
+std::vector<Datum> message_ids(ArrayType* array, bool allow_empty, const char* hint);
+// A relay's ids argument (ack, nack, extend): message_ids, empty allowed.
 std::vector<Datum> ids_arg(FunctionCallInfo fcinfo, int arg);
 
 }  // namespace once::pg
