@@ -23,7 +23,7 @@
 # on PostgreSQL 18 (build/pg18) and writes results/outbox-pg18.txt (tests/bench/server.sh).
 # OUTBOX_BENCH_SECONDS (default 10) sets the length of each timed run. OUTBOX_BENCH_ONLY=producer
 # runs the producer section only; =batch the batch section only; =drain the drain, topics,
-# blocked-key and WAL sections only.
+# blocked-key and WAL sections only; =buckets the key lock buckets' cost only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/server.sh"   # ONCE_BENCH_PG: which server; bench_results NAME
@@ -145,6 +145,70 @@ producer_round() {  # producer_round LABEL [SEND_SCRIPT] CLIENT_COUNTS...
         out "producer $label, $clients client(s): INSERT + hand-written outbox INSERT ${plains[*]} tps (median $plain), INSERT + once.send ${sends[*]} tps (median $send), INSERT alone ${bares[*]} tps (median $bare); once.send vs hand-written outbox $(ratio "$send" "$plain") (target >= 0.95, floor 0.85), vs no enqueue $(ratio "$send" "$bare"), hand-written outbox vs no enqueue $(ratio "$plain" "$bare")"
     done
 }
+# ------------------------------------------------------------------------------ key lock buckets
+# Keys are locked at commit by bucket (256 of them, issue 20 finding 16), not one by one: two
+# committers of different keys wait for each other when their keys share a bucket, which
+# per-key locks never made them do. 16 clients send one keyed message per transaction, each
+# from 1400 keys of its own: keys spread so no two clients share a bucket (what per-key locks
+# gave) vs keys drawn from 100k at random (the usual case: sometimes shared) vs keys all in one
+# bucket (the worst case: every commit waits for the previous one).
+bucket_round() {
+    sql >/dev/null <<'SQL'
+CREATE TABLE IF NOT EXISTS bucket_keys (mode text, client int, n int, g int, PRIMARY KEY (mode, client, n));
+TRUNCATE bucket_keys;
+WITH k AS (SELECT g, once._outbox_key_bucket('customer-' || g) AS b
+             FROM generate_series(1, 6000000) g),
+     spread AS (SELECT b AS client, row_number() OVER (PARTITION BY b ORDER BY g) - 1 AS n, g
+                  FROM k WHERE b < 16),
+     one AS (SELECT (row_number() OVER (ORDER BY g) - 1) % 16 AS client,
+                    (row_number() OVER (ORDER BY g) - 1) / 16 AS n, g FROM k WHERE b = 0)
+INSERT INTO bucket_keys
+SELECT 'spread', client, n, g FROM spread WHERE n < 1400
+UNION ALL SELECT 'one', client, n, g FROM one WHERE n < 1400;
+SQL
+    local mode
+    for mode in spread one; do
+        cat >"$work/send_bucket_$mode.sql" <<SQL
+\set n random(0, 1399)
+SELECT g FROM bucket_keys WHERE mode = '$mode' AND client = :client_id AND n = :n \gset
+BEGIN;
+INSERT INTO orders (customer, total) VALUES (:n, 42.50);
+SELECT once.send('order.created', '{"order": 1, "customer": 2, "total": "42.50", "lines": [1, 2, 3]}', key => 'customer-' || :g);
+COMMIT;
+SQL
+    done
+    cat >"$work/send_bucket_random.sql" <<'SQL'
+\set n random(1, 100000)
+SELECT :n AS g \gset
+BEGIN;
+INSERT INTO orders (customer, total) VALUES (:n, 42.50);
+SELECT once.send('order.created', '{"order": 1, "customer": 2, "total": "42.50", "lines": [1, 2, 3]}', key => 'customer-' || :g);
+COMMIT;
+SQL
+    local spreads=() randoms=() ones=() r
+    for r in 1 2 3; do
+        reset_tables
+        spreads+=("$(secs=$((secs / 2)) pgbench_tps 16 "$work/send_bucket_spread.sql")")
+        reset_tables
+        randoms+=("$(secs=$((secs / 2)) pgbench_tps 16 "$work/send_bucket_random.sql")")
+        reset_tables
+        ones+=("$(secs=$((secs / 2)) pgbench_tps 16 "$work/send_bucket_one.sql")")
+    done
+    local spread random one
+    spread=$(median3 "${spreads[@]}")
+    random=$(median3 "${randoms[@]}")
+    one=$(median3 "${ones[@]}")
+    out "key lock buckets, 16 clients, one keyed send per transaction: keys of distinct buckets per client ${spreads[*]} tps (median $spread), random keys of 100k ${randoms[*]} tps (median $random), every key in one bucket ${ones[*]} tps (median $one); random vs distinct buckets $(ratio "$random" "$spread"), one bucket vs distinct buckets $(ratio "$one" "$spread")"
+}
+if [ "${OUTBOX_BENCH_ONLY:-}" = buckets ]; then
+    listen_relay
+    out "== key lock buckets: what sharing a commit-time lock bucket costs producers"
+    bucket_round
+    stop_listener
+    cp "$work/results" "$(bench_results outbox_buckets)"
+    exit 0
+fi
+
 [ "${OUTBOX_BENCH_ONLY:-}" != batch ] && [ "${OUTBOX_BENCH_ONLY:-}" != drain ] && {
 listen_relay
 out "== producer: BEGIN; INSERT order; once.send; COMMIT vs the same with an INSERT into a hand-written outbox table, and vs the INSERT alone (no enqueue)"
