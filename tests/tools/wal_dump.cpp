@@ -1,0 +1,108 @@
+// once-wal-dump: a developer and test tool for the WAL transport's reader. It streams a
+// pgoutput slot with wal::ReplicationStream and prints what the relay would see, one line per
+// event:
+//   msg <commit_lsn> <id> <created_at_us> <topic> <key or -> <headers or -> <payload>
+//   malformed <commit_lsn> <error>
+//   end <commit_lsn> <end_lsn> <outbox messages>
+//   confirmed <lsn>
+// It stops after the transaction holding a message on --until-topic ends. With
+// --confirm-after N it confirms the end of the transaction that holds the N-th message (that
+// transaction and every earlier one: the slot resumes after it), and nothing else.
+//
+//   once-wal-dump CONNINFO SLOT PUBLICATION --until-topic T [--confirm-after N] [--timeout-seconds S]
+#include "core/uuid_v7.hpp"
+#include "wal/replication_stream.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+using namespace once::relay::wal;
+
+namespace {
+
+int usage() {
+    std::cerr << "usage: once-wal-dump CONNINFO SLOT PUBLICATION --until-topic T [--confirm-after N] "
+                 "[--timeout-seconds S]\n";
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) return usage();
+    ReplicationStreamOptions options;
+    options.conninfo = argv[1];
+    options.slot = argv[2];
+    options.publication = argv[3];
+    options.application_name = "once-wal-dump";
+    std::string until_topic;
+    long confirm_after = 0;
+    long timeout_seconds = 30;
+    for (int i = 4; i < argc; i += 2) {
+        if (i + 1 >= argc) return usage();
+        std::string flag = argv[i];
+        if (flag == "--until-topic") until_topic = argv[i + 1];
+        else if (flag == "--confirm-after") confirm_after = std::strtol(argv[i + 1], nullptr, 10);
+        else if (flag == "--timeout-seconds") timeout_seconds = std::strtol(argv[i + 1], nullptr, 10);
+        else return usage();
+    }
+    if (until_topic.empty()) return usage();
+
+    try {
+        ReplicationStream stream(options);
+        stream.open();
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+        long seen = 0;
+        bool confirm_at_end = false;
+        bool stop_at_end = false;
+        std::vector<WalEvent> events;
+        for (;;) {
+            if (std::chrono::steady_clock::now() >= deadline) {
+                std::cerr << "once-wal-dump: timed out before a message on " << until_topic << "\n";
+                return 1;
+            }
+            events.clear();
+            if (!stream.read_available(events)) {
+                std::cerr << "once-wal-dump: the server ended the stream\n";
+                return 1;
+            }
+            for (const auto& event : events) {
+                if (auto* m = std::get_if<OutboxMessageEvent>(&event)) {
+                    ++seen;
+                    const auto& msg = m->message;
+                    std::cout << "msg " << format_lsn(m->commit_lsn) << ' ' << once::uuid_to_string(msg.id) << ' '
+                              << msg.created_at_us << ' ' << msg.topic << ' ' << msg.key.value_or("-") << ' ' << msg.headers.value_or("-") << ' '
+                              << msg.payload << '\n';
+                    if (seen == confirm_after) confirm_at_end = true;
+                    if (msg.topic == until_topic) stop_at_end = true;
+                } else if (auto* bad = std::get_if<MalformedMessageEvent>(&event)) {
+                    std::cout << "malformed " << format_lsn(bad->commit_lsn) << ' ' << bad->error << '\n';
+                } else {
+                    const auto& end = std::get<TransactionEndEvent>(event);
+                    std::cout << "end " << format_lsn(end.commit_lsn) << ' ' << format_lsn(end.end_lsn) << ' '
+                              << end.outbox_messages << '\n';
+                    if (confirm_at_end) {
+                        stream.confirm(end.end_lsn);
+                        stream.send_status();
+                        std::cout << "confirmed " << format_lsn(end.end_lsn) << '\n';
+                        confirm_at_end = false;
+                    }
+                    if (stop_at_end) {
+                        std::cout.flush();
+                        stream.close();
+                        return 0;
+                    }
+                }
+            }
+            std::cout.flush();
+            stream.wait_readable(std::chrono::milliseconds(200));
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "once-wal-dump: " << e.what() << "\n";
+        return 1;
+    }
+}
