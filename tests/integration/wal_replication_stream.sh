@@ -3,18 +3,32 @@
 # tests/tools/wal_dump.cpp: pg_once messages emitted as transactional logical messages arrive
 # exactly once per committed transaction, in commit order (not emission order), none of a
 # rolled-back transaction or savepoint; a malformed one is reported, not fatal; and the slot
-# resumes after the last transaction the reader confirmed, and only after it.
+# resumes after the last transaction the reader confirmed, and only after it. And
+# once.transport = 'wal' is refused where no slot could decode it (wal_level below logical).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib/cluster.sh"
 dump=${ONCE_BUILD_DIR:?}/tests/once-wal-dump
 [ -x "$dump" ] || { echo "wal_replication_stream: $dump is not built"; exit 1; }
-once_cluster_start fsync=off wal_level=logical
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg_once-wal.XXXXXX")
 trap 'once_cluster_stop; rm -rf "$work"' EXIT
 fails=0
 check() { if "${@:2}"; then echo "ok - $1"; else echo "not ok - $1"; fails=$((fails + 1)); fi; }
 sql() { psql -qtAX -v ON_ERROR_STOP=1 -d postgres "$@"; }
+
+# Below wal_level = logical no slot could decode a WAL message, and a message nobody can read
+# is lost: once.transport refuses 'wal' there, and a database set to 'wal' sends to the table.
+once_cluster_start fsync=off wal_level=replica
+sql -c "CREATE EXTENSION pg_once" >/dev/null 2>&1
+refused=$(psql -qtAX -d postgres -c "SELECT once.send('t.load', '{}')" -c "SET once.transport = 'wal'" 2>&1 >/dev/null || true)
+check "SET once.transport = 'wal' is refused below wal_level = logical" grep -q "requires wal_level = logical" <<<"$refused"
+sql -c "ALTER DATABASE postgres SET once.transport = 'wal'" >/dev/null  # a new session: the library is not loaded yet
+check "a session of a database set to 'wal' below wal_level = logical sends to the table" \
+    test "$(sql -c "SELECT once.send('t.fallback', '{}') IS NOT NULL" -c "SHOW once.transport" \
+                -c "SELECT count(*) FROM once.outbox WHERE topic = 't.fallback'" 2>/dev/null | tr '\n' ' ')" = "t table 1 "
+once_cluster_stop
+
+once_cluster_start fsync=off wal_level=logical
 conninfo="host=$PGHOST port=$PGPORT user=$PGUSER dbname=postgres"
 
 sql >/dev/null <<'SQL'
