@@ -116,9 +116,9 @@ check "messages of one transaction share its commit LSN, another transaction's d
     test "$(commit_of "$work/first.out" t.a1)" = "$(commit_of "$work/first.out" t.a2)" -a \
          "$(commit_of "$work/first.out" t.a1)" != "$(commit_of "$work/first.out" t.b1)"
 check "the malformed message names its format version" grep -q "^malformed .*format version 2" "$work/first.out"
-first_confirmed=$(awk '$1 == "confirmed" { print $2 }' "$work/first.out")
+first_confirmed=$(awk '$1 == "confirmed" { print $2 }' "$work/first.out" | tail -n 1)
 b1_end=$(awk -v c="$(commit_of "$work/first.out" t.b1)" '$1 == "end" && $2 == c { print $3 }' "$work/first.out")
-check "the reader confirmed the end of t.b1's transaction (the third message)" \
+check "with the first three messages settled, the reader confirmed up to the end of t.b1's transaction" \
     test -n "$first_confirmed" -a "$first_confirmed" = "$b1_end"
 once_wait_for "the slot to be released, confirmed at $first_confirmed" 30 slot_released_at "$first_confirmed"
 check "the slot moved from where it was to the confirmed position" test "$(slot_state)" != "$confirmed_before"
@@ -133,11 +133,18 @@ check "reading without confirming leaves the slot where it was" slot_released_at
 run_dump third --confirm-after 2
 check "the unconfirmed messages are delivered again" \
     test "$(sequence "$work/third.out")" = "t.a1 t.a2 t.s1 t.s3 malformed t.end "
-third_confirmed=$(awk '$1 == "confirmed" { print $2 }' "$work/third.out")
+third_confirmed=$(awk '$1 == "confirmed" { print $2 }' "$work/third.out" | tail -n 1)
 once_wait_for "the slot to be confirmed at $third_confirmed" 30 slot_released_at "$third_confirmed"
-run_dump fourth
+# One of transaction S's two messages settled: S is not confirmed, the slot stays.
+run_dump fourth --confirm-after 1
 check "after confirming transaction A, delivery resumes with the next transaction" \
     test "$(sequence "$work/fourth.out")" = "t.s1 t.s3 malformed t.end "
+check "with only one of a transaction's messages settled, nothing is confirmed" \
+    bash -c "! grep -q '^confirmed' '$work/fourth.out'"
+once_wait_for "the fourth reader to release the slot" 30 slot_released_at "$third_confirmed"
+run_dump fifth
+check "... and the whole transaction is delivered again" \
+    test "$(sequence "$work/fifth.out")" = "t.s1 t.s3 malformed t.end "
 
 [ "$fails" -eq 0 ] || { echo "wal_replication_stream: $fails checks failed"; exit 1; }
 echo "wal_replication_stream: all checks passed"

@@ -6,11 +6,13 @@
 //   end <commit_lsn> <end_lsn> <outbox messages>
 //   confirmed <lsn>
 // It stops after the transaction holding a message on --until-topic ends. With
-// --confirm-after N it confirms the end of the transaction that holds the N-th message (that
-// transaction and every earlier one: the slot resumes after it), and nothing else.
+// --confirm-after N it counts the first N messages as settled (as a sink's acknowledgements
+// would) and confirms what wal::FlushTracker then allows: the end of the last transaction
+// whose messages, and every earlier transaction's, are among them. Nothing else is confirmed.
 //
 //   once-wal-dump CONNINFO SLOT PUBLICATION --until-topic T [--confirm-after N] [--timeout-seconds S]
 #include "core/uuid_v7.hpp"
+#include "wal/flush_tracker.hpp"
 #include "wal/replication_stream.hpp"
 
 #include <chrono>
@@ -57,8 +59,8 @@ int main(int argc, char** argv) {
         stream.open();
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
         long seen = 0;
-        bool confirm_at_end = false;
         bool stop_at_end = false;
+        FlushTracker tracker;
         std::vector<WalEvent> events;
         for (;;) {
             if (std::chrono::steady_clock::now() >= deadline) {
@@ -77,7 +79,8 @@ int main(int argc, char** argv) {
                     std::cout << "msg " << format_lsn(m->commit_lsn) << ' ' << once::uuid_to_string(msg.id) << ' '
                               << msg.created_at_us << ' ' << msg.topic << ' ' << msg.key.value_or("-") << ' ' << msg.headers.value_or("-") << ' '
                               << msg.payload << '\n';
-                    if (seen == confirm_after) confirm_at_end = true;
+                    tracker.message_received(m->commit_lsn);
+                    if (seen <= confirm_after) tracker.message_settled(m->commit_lsn);
                     if (msg.topic == until_topic) stop_at_end = true;
                 } else if (auto* bad = std::get_if<MalformedMessageEvent>(&event)) {
                     std::cout << "malformed " << format_lsn(bad->commit_lsn) << ' ' << bad->error << '\n';
@@ -85,11 +88,11 @@ int main(int argc, char** argv) {
                     const auto& end = std::get<TransactionEndEvent>(event);
                     std::cout << "end " << format_lsn(end.commit_lsn) << ' ' << format_lsn(end.end_lsn) << ' '
                               << end.outbox_messages << '\n';
-                    if (confirm_at_end) {
-                        stream.confirm(end.end_lsn);
+                    tracker.transaction_ended(end.commit_lsn, end.end_lsn);
+                    if (confirm_after > 0 && tracker.flush_position() > stream.confirmed()) {
+                        stream.confirm(tracker.flush_position());
                         stream.send_status();
-                        std::cout << "confirmed " << format_lsn(end.end_lsn) << '\n';
-                        confirm_at_end = false;
+                        std::cout << "confirmed " << format_lsn(tracker.flush_position()) << '\n';
                     }
                     if (stop_at_end) {
                         std::cout.flush();
