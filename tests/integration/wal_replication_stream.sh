@@ -146,5 +146,22 @@ run_dump fifth
 check "... and the whole transaction is delivered again" \
     test "$(sequence "$work/fifth.out")" = "t.s1 t.s3 malformed t.end "
 
+# An idle slot: with everything settled, the reader confirms the position of a keepalive, so
+# WAL that other transactions wrote (no pg_once message, nothing decoded) is not held.
+sql -c "CREATE TABLE unrelated AS SELECT g FROM generate_series(1, 1000) g" >/dev/null
+unrelated_end=$(sql -c "SELECT pg_current_wal_lsn()")
+slot_released_past() {
+    test "$(sql -c "SELECT NOT active AND confirmed_flush_lsn >= '$1'::pg_lsn FROM pg_replication_slots
+                    WHERE slot_name = 'once_wal_test'")" = t
+}
+run_dump sixth --confirm-after 1000 --idle-past "$unrelated_end"
+sixth_confirmed=$(awk '$1 == "confirmed" { print $2 }' "$work/sixth.out" | tail -n 1)
+check "after the last message, an idle reader confirms past the unrelated WAL" \
+    test "$(sql -c "SELECT '${sixth_confirmed:-0/0}'::pg_lsn >= '$unrelated_end'::pg_lsn")" = t
+once_wait_for "the slot to be confirmed past the unrelated WAL" 30 slot_released_past "$unrelated_end"
+sql -c "SELECT emit(9, 't.end')" >/dev/null
+run_dump seventh
+check "... and after it only what was sent since is delivered" test "$(sequence "$work/seventh.out")" = "t.end "
+
 [ "$fails" -eq 0 ] || { echo "wal_replication_stream: $fails checks failed"; exit 1; }
 echo "wal_replication_stream: all checks passed"

@@ -9,8 +9,12 @@
 // --confirm-after N it counts the first N messages as settled (as a sink's acknowledgements
 // would) and confirms what wal::FlushTracker then allows: the end of the last transaction
 // whose messages, and every earlier transaction's, are among them. Nothing else is confirmed.
+// With --idle-past LSN it then goes on reading until a keepalive outside a transaction
+// reports the server has sent everything below LSN (ReplicationStream::idle_position) and
+// confirms that position if nothing is unsettled (FlushTracker::idle).
 //
-//   once-wal-dump CONNINFO SLOT PUBLICATION --until-topic T [--confirm-after N] [--timeout-seconds S]
+//   once-wal-dump CONNINFO SLOT PUBLICATION --until-topic T [--confirm-after N] [--idle-past LSN]
+//                 [--timeout-seconds S]
 #include "core/uuid_v7.hpp"
 #include "wal/flush_tracker.hpp"
 #include "wal/replication_stream.hpp"
@@ -28,7 +32,7 @@ namespace {
 
 int usage() {
     std::cerr << "usage: once-wal-dump CONNINFO SLOT PUBLICATION --until-topic T [--confirm-after N] "
-                 "[--timeout-seconds S]\n";
+                 "[--idle-past LSN] [--timeout-seconds S]\n";
     return 2;
 }
 
@@ -44,12 +48,14 @@ int main(int argc, char** argv) {
     std::string until_topic;
     long confirm_after = 0;
     long timeout_seconds = 30;
+    Lsn idle_past = 0;
     for (int i = 4; i < argc; i += 2) {
         if (i + 1 >= argc) return usage();
         std::string flag = argv[i];
         if (flag == "--until-topic") until_topic = argv[i + 1];
         else if (flag == "--confirm-after") confirm_after = std::strtol(argv[i + 1], nullptr, 10);
         else if (flag == "--timeout-seconds") timeout_seconds = std::strtol(argv[i + 1], nullptr, 10);
+        else if (flag == "--idle-past") idle_past = parse_lsn(argv[i + 1]);
         else return usage();
     }
     if (until_topic.empty()) return usage();
@@ -60,12 +66,33 @@ int main(int argc, char** argv) {
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
         long seen = 0;
         bool stop_at_end = false;
+        bool reached_until_topic = false;
+        std::chrono::steady_clock::time_point last_ask{};
         FlushTracker tracker;
         std::vector<WalEvent> events;
+        auto confirm = [&] {
+            if (tracker.flush_position() > stream.confirmed()) {
+                stream.confirm(tracker.flush_position());
+                stream.send_status();
+                std::cout << "confirmed " << format_lsn(tracker.flush_position()) << '\n';
+            }
+        };
         for (;;) {
             if (std::chrono::steady_clock::now() >= deadline) {
-                std::cerr << "once-wal-dump: timed out before a message on " << until_topic << "\n";
+                std::cerr << "once-wal-dump: timed out " << (reached_until_topic ? "before the server was idle past "
+                          + format_lsn(idle_past) : "before a message on " + until_topic) << "\n";
                 return 1;
+            }
+            if (reached_until_topic && stream.idle_position() >= idle_past) {
+                tracker.idle(stream.idle_position());
+                confirm();
+                std::cout.flush();
+                stream.close();
+                return 0;
+            }
+            if (reached_until_topic && std::chrono::steady_clock::now() - last_ask >= std::chrono::milliseconds(100)) {
+                stream.send_status(true);  // the server answers with a keepalive: its position now
+                last_ask = std::chrono::steady_clock::now();
             }
             events.clear();
             if (!stream.read_available(events)) {
@@ -89,16 +116,13 @@ int main(int argc, char** argv) {
                     std::cout << "end " << format_lsn(end.commit_lsn) << ' ' << format_lsn(end.end_lsn) << ' '
                               << end.outbox_messages << '\n';
                     tracker.transaction_ended(end.commit_lsn, end.end_lsn);
-                    if (confirm_after > 0 && tracker.flush_position() > stream.confirmed()) {
-                        stream.confirm(tracker.flush_position());
-                        stream.send_status();
-                        std::cout << "confirmed " << format_lsn(tracker.flush_position()) << '\n';
-                    }
-                    if (stop_at_end) {
+                    if (confirm_after > 0) confirm();
+                    if (stop_at_end && idle_past == 0) {
                         std::cout.flush();
                         stream.close();
                         return 0;
                     }
+                    if (stop_at_end) reached_until_topic = true;
                 }
             }
             std::cout.flush();

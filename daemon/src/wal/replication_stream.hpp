@@ -66,7 +66,9 @@ public:
     void confirm(Lsn flushed);
     Lsn confirmed() const { return confirmed_; }
 
-    // Sends a status update now (write = received, flush = apply = confirmed).
+    // Sends a status update now (write = received, flush = apply = confirmed). With
+    // reply_requested the server answers at once with a keepalive, which updates
+    // idle_position().
     void send_status(bool reply_requested = false);
 
     // The highest WAL position received (XLogData or keepalive).
