@@ -163,5 +163,29 @@ sql -c "SELECT emit(9, 't.end')" >/dev/null
 run_dump seventh
 check "... and after it only what was sent since is delivered" test "$(sequence "$work/seventh.out")" = "t.end "
 
+# Failures are clear errors and never show the conninfo (it may hold a password; trust
+# authentication ignores this one).
+secret_conninfo="$conninfo password=wal-secret-4711"
+"$dump" "$secret_conninfo" no_such_slot once_wal_test --until-topic t.end --timeout-seconds 10 \
+    >/dev/null 2>"$work/missing.err" && missing=started || missing=refused
+check "a slot that does not exist is a clear error" \
+    test "$missing:$(grep -c 'no_such_slot.*does not exist' "$work/missing.err")" = "refused:1"
+check "... that does not show the password" bash -c "! grep -q wal-secret-4711 '$work/missing.err'"
+"$dump" "$conninfo" once_wal_test bad-name --until-topic t.end --timeout-seconds 10 >/dev/null 2>"$work/badpub.err" \
+    && badpub=started || badpub=refused
+check "a publication name that would need quoting is refused before connecting" \
+    test "$badpub:$(grep -c 'publication name "bad-name"' "$work/badpub.err")" = "refused:1"
+# A slot serves one reader: a second one is refused while the first streams.
+coproc holder { exec "$dump" "$conninfo" once_wal_test once_wal_test --until-topic t.never --timeout-seconds 60; }
+holder_pid=$holder_PID
+slot_active() { test "$(sql -c "SELECT active FROM pg_replication_slots WHERE slot_name = 'once_wal_test'")" = t; }
+once_wait_for "the first reader to hold the slot" 30 slot_active
+"$dump" "$conninfo" once_wal_test once_wal_test --until-topic t.end --timeout-seconds 10 >/dev/null 2>"$work/busy.err" \
+    && busy=started || busy=refused
+check "a second reader of a busy slot is refused, naming the slot" \
+    test "$busy:$(grep -c 'once_wal_test.*is active' "$work/busy.err")" = "refused:1"
+kill "$holder_pid" 2>/dev/null || true
+wait "$holder_pid" 2>/dev/null || true
+
 [ "$fails" -eq 0 ] || { echo "wal_replication_stream: $fails checks failed"; exit 1; }
 echo "wal_replication_stream: all checks passed"
