@@ -2,8 +2,8 @@
 -- undelayed once.send without message_id writes no row but a transactional logical decoding
 -- message with prefix pg_once whose content is the documented wire format
 -- (extension/src/core/wal_message.hpp); keyed and delayed messages and explicit ids stay in
--- the table; only a superuser sets the transport. tests/pgtap/run.sh starts its server with
--- wal_level = logical.
+-- the table; a read-only transaction cannot send; only a superuser sets the transport.
+-- tests/pgtap/run.sh starts its server with wal_level = logical.
 -- The slot is created and the sends commit before the test's transaction: a logical slot
 -- cannot be created in a transaction that has written, and decoding shows only committed
 -- transactions. The slot is dropped at the end, so it holds no WAL for the files after this.
@@ -22,7 +22,7 @@ RESET once.transport;
 SELECT once.send('table.after_reset', '{"n": 6}') AS table_id \gset
 
 BEGIN;
-SELECT plan(13);
+SELECT plan(14);
 
 -- pgoutput's Message: 'M', flags, LSN (8 bytes), prefix and NUL, content length (4), content.
 CREATE TEMP TABLE wal_messages AS
@@ -52,6 +52,12 @@ SELECT set_eq($$SELECT topic FROM once.outbox$$,
               'keyed and delayed messages, explicit ids, and sends after RESET are outbox rows');
 SELECT ok((SELECT id = :'keyed_id' FROM once.outbox WHERE topic = 'wal.keyed'), '... with the ids once.send returned');
 
+SELECT throws_ok($q$DO $d$BEGIN
+                     SET LOCAL once.transport = 'wal';
+                     SET LOCAL transaction_read_only = on;
+                     PERFORM once.send('wal.read_only', '{}');
+                   END$d$$q$, '25006', NULL,
+                 'in a read-only transaction a wal send fails as the table''s insert does');
 SELECT is(current_setting('once.transport'), 'table', 'the default transport is the table');
 SELECT throws_ok($$SET once.transport = 'kafka'$$, '22023', NULL, 'an unknown transport is refused');
 CREATE ROLE wal_producer LOGIN;

@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "access/xact.h"
+#include "tcop/utility.h"  // PreventCommandIfReadOnly
 #include "utils/timestamp.h"
 }
 
@@ -20,6 +21,10 @@ bool goes_through_wal(bool has_key, bool has_deliver_at, bool has_explicit_id) {
 }
 
 void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers) {
+    // The table's INSERT fails in a read-only transaction (25006); LogLogicalMessage would not,
+    // so the WAL transport refuses the same way: once.send's guarantees do not depend on the
+    // transport.
+    pg_call([] { PreventCommandIfReadOnly("once.send"); });
     WalMessage message;
     message.id = id;
     // TimestampTz counts microseconds from 2000-01-01; the wire format counts from 1970.
