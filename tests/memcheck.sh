@@ -36,7 +36,7 @@ once_as_server_user valgrind --quiet --trace-children=yes --error-limit=no --num
     --undef-value-errors=no --log-file="$dir/valgrind.%p.log" \
     postgres -D "$dir/data" -c listen_addresses='' -c unix_socket_directories="$dir" -c port=5432 \
     -c max_connections=20 -c shared_buffers=32MB -c fsync=off -c max_stack_depth=2MB \
-    -c shared_preload_libraries=pg_once >"$dir/server.log" 2>&1 &
+    -c shared_preload_libraries=pg_once -c wal_level=logical >"$dir/server.log" 2>&1 &
 server_pid=$!
 export PGHOST=$dir PGPORT=5432 PGUSER=postgres
 once_wait_for "the server under valgrind" 300 pg_isready -q

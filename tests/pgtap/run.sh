@@ -4,7 +4,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib/cluster.sh"
-once_cluster_start fsync=off
+# wal_level = logical: outbox_wal_transport.sql decodes the WAL transport's messages.
+once_cluster_start fsync=off wal_level=logical
 trap once_cluster_stop EXIT
 
 status=0

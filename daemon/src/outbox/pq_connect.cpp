@@ -4,14 +4,28 @@
 
 namespace once::relay {
 
-PGconn* relay_connect(const std::string& conninfo, const std::string& application_name, Millis connect_timeout) {
+namespace {
+
+PGconn* connect_with(const std::string& conninfo, const std::string& application_name, Millis connect_timeout,
+                     const char* replication) {
     std::string seconds = std::to_string(std::max<int64_t>(1, connect_timeout.count() / 1000));
-    // Defaults first: libpq lets later entries override earlier ones, and the expanded
-    // dbname entry (the whole conninfo) comes last.
+    // Defaults first: libpq lets later entries override earlier ones, so the expanded dbname
+    // entry (the whole conninfo) overrides them; only `replication` comes after it.
     const char* keys[] = {"connect_timeout",     "application_name", "keepalives", "keepalives_idle",
-                          "keepalives_interval", "keepalives_count", "dbname",     nullptr};
-    const char* vals[] = {seconds.c_str(), application_name.c_str(), "1", "10", "5", "3", conninfo.c_str(), nullptr};
-    return PQconnectdbParams(keys, vals, 1);
+                          "keepalives_interval", "keepalives_count", "dbname",     "replication", nullptr};
+    const char* vals[] = {seconds.c_str(), application_name.c_str(), "1", "10", "5", "3", conninfo.c_str(), replication, nullptr};
+    return PQconnectdbParams(keys, vals, 1);  // libpq skips an entry whose value is NULL
+}
+
+}  // namespace
+
+PGconn* relay_connect(const std::string& conninfo, const std::string& application_name, Millis connect_timeout) {
+    return connect_with(conninfo, application_name, connect_timeout, nullptr);
+}
+
+PGconn* relay_connect_replication(const std::string& conninfo, const std::string& application_name,
+                                  Millis connect_timeout) {
+    return connect_with(conninfo, application_name, connect_timeout, "database");
 }
 
 }  // namespace once::relay

@@ -17,4 +17,10 @@ namespace once::relay {
 // Returns the connection in whatever state libpq left it (check PQstatus).
 PGconn* relay_connect(const std::string& conninfo, const std::string& application_name, Millis connect_timeout);
 
+// The same, as a logical replication connection (replication=database) for the WAL
+// transport's stream (wal/replication_stream). `replication` is set after conninfo, so a
+// conninfo that asks for a physical or no replication connection cannot override it.
+PGconn* relay_connect_replication(const std::string& conninfo, const std::string& application_name,
+                                  Millis connect_timeout);
+
 }  // namespace once::relay

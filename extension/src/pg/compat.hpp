@@ -13,6 +13,7 @@ extern "C" {
 #include "utils/acl.h"
 #include "storage/lock.h"
 #include "utils/backend_status.h"
+#include "replication/message.h"
 }
 
 namespace once::pg::compat {
@@ -54,6 +55,17 @@ inline bool same_virtual_transaction(const LockInstanceData& a, const LockInstan
     return VirtualTransactionIdEquals(a.vxid, b.vxid);
 #else
     return a.backend == b.backend && a.lxid == b.lxid;
+#endif
+}
+
+// A logical decoding message in the WAL (the WAL transport, outbox_wal_send.cpp). 17 added
+// `flush` (flush the WAL at once, for non-transactional messages); a transactional message is
+// flushed by its transaction's commit, so pg_once never asks for it.
+inline XLogRecPtr log_logical_message(const char* prefix, const char* data, size_t size, bool transactional) {
+#if PG_VERSION_NUM >= 170000
+    return LogLogicalMessage(prefix, data, size, transactional, false);
+#else
+    return LogLogicalMessage(prefix, data, size, transactional);
 #endif
 }
 

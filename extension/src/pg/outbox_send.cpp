@@ -8,6 +8,7 @@
 #include "outbox_key_order.hpp"
 #include "publish_grants.hpp"
 #include "outbox_notify.hpp"
+#include "outbox_wal_send.hpp"
 #include "spi.hpp"
 #include "trace_context.hpp"
 #include "text_args.hpp"
@@ -130,6 +131,10 @@ ONCE_SQL_FUNCTION(once_send) {
     // (allocated in the caller's context: it is the result, returned after SPI has finished)
     Datum id = uuid_datum(explicit_id ? role_scoped_message_id(to_uuid(PG_GETARG_DATUM(5))) : generated,
                           spi.caller_context());
+    if (goes_through_wal(key != nullptr, has_deliver_at, explicit_id)) {  // once.transport = 'wal'
+        outbox_wal_send(generated, topic, payload, headers);
+        return id;
+    }
     // The claim position: the id itself (pos NULL), or deliver_at when that lies in the
     // future, or a fresh v7 uuid when the producer chose the id.
     const bool delayed = has_deliver_at && deliver_at > wall;

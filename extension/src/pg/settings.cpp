@@ -15,6 +15,7 @@
 #include "guard.hpp"
 
 extern "C" {
+#include "access/xlog.h"  // wal_level
 #include "utils/guc.h"
 }
 
@@ -53,12 +54,30 @@ bool check_tracestate(char** value, void**, GucSource) {
     return false;
 }
 
+// 'wal' needs wal_level = logical: at a lower level no slot can decode the message, and a
+// message nobody can read is lost. Refusing the value keeps once.send on the table (a session
+// whose database or role asks for 'wal' starts with a warning and the default).
+bool check_transport(int* value, void**, GucSource) {
+    if (*value == static_cast<int>(OutboxTransport::wal) && wal_level < WAL_LEVEL_LOGICAL) {
+        GUC_check_errdetail("once.transport = 'wal' requires wal_level = logical.");
+        return false;
+    }
+    return true;
+}
+
+const config_enum_entry transport_options[] = {
+    {"table", static_cast<int>(OutboxTransport::table), false},
+    {"wal", static_cast<int>(OutboxTransport::wal), false},
+    {nullptr, 0, false},
+};
+
 }  // namespace
 
 char* traceparent_setting = nullptr;
 char* tracestate_setting = nullptr;
 int max_payload_bytes = 1024 * 1024;
 int notify_interval_ms = 1;
+int outbox_transport = static_cast<int>(OutboxTransport::table);
 
 void settings_init() {
     DefineCustomIntVariable(
@@ -85,6 +104,13 @@ void settings_init() {
         "Set it with SET LOCAL at the start of a traced transaction; a message with its own traceparent header "
         "keeps that one. once.deliver sets it for its handlers.",
         &traceparent_setting, "", PGC_USERSET, 0, check_traceparent, nullptr, nullptr);
+    DefineCustomEnumVariable(
+        "once.transport", "Where once.send puts an outbox message: 'table' (once.outbox) or 'wal'.",
+        "'wal' writes an unkeyed, undelayed message with no message_id as a logical decoding message (prefix "
+        "pg_once) instead of a row; keyed and delayed messages and explicit message ids stay in the table. "
+        "Requires wal_level = logical.",
+        &outbox_transport, static_cast<int>(OutboxTransport::table), transport_options, PGC_SUSET, 0,
+        check_transport, nullptr, nullptr);
     DefineCustomStringVariable("once.tracestate", "W3C tracestate that goes with once.traceparent.", nullptr,
                                &tracestate_setting, "", PGC_USERSET, 0, check_tracestate, nullptr, nullptr);
 }

@@ -17,6 +17,10 @@ extern int notify_interval_ms;
 extern char* traceparent_setting;
 extern char* tracestate_setting;
 
+// once.transport: where once.send puts a message (docs/design.md, "WAL transport").
+enum class OutboxTransport : int { table = 0, wal = 1 };
+extern int outbox_transport;  // an OutboxTransport value (a GUC enum is an int)
+
 // once.max_key_ttl in milliseconds: the longest ttl an idempotency key may be stored with.
 int64 max_key_ttl_ms();
 

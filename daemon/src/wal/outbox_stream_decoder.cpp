@@ -1,0 +1,58 @@
+#include "wal/outbox_stream_decoder.hpp"
+
+#include "wal/pgoutput_records.hpp"
+#include "wal/protocol_error.hpp"
+
+namespace once::relay::wal {
+
+namespace {
+
+struct Visitor {
+    bool& in_transaction;
+    Lsn& final_lsn;
+    size_t& messages;
+    std::vector<WalEvent>& events;
+
+    void operator()(const PgoutputBegin& b) {
+        if (in_transaction) throw ProtocolError("pgoutput Begin at " + format_lsn(b.final_lsn) + " inside a transaction");
+        in_transaction = true;
+        final_lsn = b.final_lsn;
+        messages = 0;
+    }
+
+    void operator()(const PgoutputCommit& c) {
+        if (!in_transaction) throw ProtocolError("pgoutput Commit at " + format_lsn(c.commit_lsn) + " without a Begin");
+        if (c.commit_lsn != final_lsn) {
+            throw ProtocolError("pgoutput Commit at " + format_lsn(c.commit_lsn) + " ends the transaction begun for " +
+                                format_lsn(final_lsn));
+        }
+        in_transaction = false;
+        events.push_back(TransactionEndEvent{c.commit_lsn, c.end_lsn, c.commit_time, messages});
+    }
+
+    void operator()(const PgoutputMessage& m) {
+        if (m.prefix != once::kWalMessagePrefix) return;
+        if (!m.transactional) {
+            events.push_back(MalformedMessageEvent{0, m.lsn, "a non-transactional pg_once message (once.send emits "
+                                                             "transactional ones only)"});
+            return;
+        }
+        if (!in_transaction) throw ProtocolError("pgoutput transactional Message at " + format_lsn(m.lsn) + " outside a transaction");
+        try {
+            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content)});
+            ++messages;
+        } catch (const once::WalMessageFormatError& e) {
+            events.push_back(MalformedMessageEvent{final_lsn, m.lsn, e.what()});
+        }
+    }
+
+    void operator()(const PgoutputOther&) {}
+};
+
+}  // namespace
+
+void OutboxStreamDecoder::feed(std::string_view pgoutput_message, std::vector<WalEvent>& events) {
+    std::visit(Visitor{in_transaction_, final_lsn_, messages_in_transaction_, events}, parse_pgoutput(pgoutput_message));
+}
+
+}  // namespace once::relay::wal

@@ -1,0 +1,126 @@
+#include "core/wal_message.hpp"
+
+#include <cstring>
+
+namespace once {
+
+namespace {
+
+constexpr uint16_t kNoKey = 0xFFFF;
+constexpr uint32_t kNoHeaders = 0xFFFFFFFF;
+
+void put_u16(std::string& out, uint16_t v) {
+    out.push_back(static_cast<char>(v >> 8));
+    out.push_back(static_cast<char>(v & 0xFF));
+}
+
+void put_u32(std::string& out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+void put_u64(std::string& out, uint64_t v) {
+    for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+// Reads fields front to back; every read first checks that the bytes are there.
+class Reader {
+public:
+    explicit Reader(std::string_view in) : in_(in) {}
+
+    uint64_t uint(size_t bytes, const char* field) {
+        need(bytes, field);
+        uint64_t v = 0;
+        for (size_t i = 0; i < bytes; ++i) v = (v << 8) | static_cast<uint8_t>(in_[pos_ + i]);
+        pos_ += bytes;
+        return v;
+    }
+
+    std::string_view bytes(size_t n, const char* field) {
+        need(n, field);
+        std::string_view v = in_.substr(pos_, n);
+        pos_ += n;
+        return v;
+    }
+
+    bool at_end() const { return pos_ == in_.size(); }
+    size_t position() const { return pos_; }
+
+private:
+    void need(size_t n, const char* field) const {
+        if (n > in_.size() - pos_) {
+            throw WalMessageFormatError("pg_once WAL message truncated: " + std::string(field) + " needs " +
+                                        std::to_string(n) + " bytes at offset " + std::to_string(pos_) + ", " +
+                                        std::to_string(in_.size() - pos_) + " left");
+        }
+    }
+
+    std::string_view in_;
+    size_t pos_ = 0;
+};
+
+}  // namespace
+
+bool WalMessage::operator==(const WalMessage& o) const {
+    return id == o.id && created_at_us == o.created_at_us && topic == o.topic && key == o.key &&
+           headers == o.headers && payload == o.payload;
+}
+
+std::string encode_wal_message(const WalMessage& m) {
+    if (m.topic.size() > 0xFFFF) throw std::length_error("pg_once WAL message: topic longer than 65535 bytes");
+    if (m.key && m.key->size() >= kNoKey) throw std::length_error("pg_once WAL message: key longer than 65534 bytes");
+    if (m.headers && m.headers->size() >= kNoHeaders)
+        throw std::length_error("pg_once WAL message: headers longer than 4294967294 bytes");
+    if (m.payload.size() > 0xFFFFFFFFu) throw std::length_error("pg_once WAL message: payload longer than 4294967295 bytes");
+
+    std::string out;
+    out.reserve(1 + 16 + 8 + 2 + m.topic.size() + 2 + (m.key ? m.key->size() : 0) + 4 +
+                (m.headers ? m.headers->size() : 0) + 4 + m.payload.size());
+    out.push_back(static_cast<char>(kWalMessageVersion));
+    out.append(reinterpret_cast<const char*>(m.id.data()), m.id.size());
+    put_u64(out, static_cast<uint64_t>(m.created_at_us));
+    put_u16(out, static_cast<uint16_t>(m.topic.size()));
+    out += m.topic;
+    if (m.key) {
+        put_u16(out, static_cast<uint16_t>(m.key->size()));
+        out += *m.key;
+    } else {
+        put_u16(out, kNoKey);
+    }
+    if (m.headers) {
+        put_u32(out, static_cast<uint32_t>(m.headers->size()));
+        out += *m.headers;
+    } else {
+        put_u32(out, kNoHeaders);
+    }
+    put_u32(out, static_cast<uint32_t>(m.payload.size()));
+    out += m.payload;
+    return out;
+}
+
+WalMessage decode_wal_message(std::string_view content) {
+    Reader r(content);
+    auto version = static_cast<uint8_t>(r.uint(1, "the format version"));
+    if (version != kWalMessageVersion) {
+        throw WalMessageFormatError("pg_once WAL message has format version " + std::to_string(version) +
+                                    ", this relay reads version " + std::to_string(kWalMessageVersion));
+    }
+    WalMessage m;
+    std::string_view id = r.bytes(m.id.size(), "the id");
+    std::memcpy(m.id.data(), id.data(), m.id.size());
+    m.created_at_us = static_cast<int64_t>(r.uint(8, "created_at"));
+    auto topic_len = static_cast<size_t>(r.uint(2, "the topic length"));
+    m.topic = std::string(r.bytes(topic_len, "the topic"));
+    auto key_len = static_cast<uint16_t>(r.uint(2, "the key length"));
+    if (key_len != kNoKey) m.key = std::string(r.bytes(key_len, "the key"));
+    auto headers_len = static_cast<uint32_t>(r.uint(4, "the headers length"));
+    if (headers_len != kNoHeaders) m.headers = std::string(r.bytes(headers_len, "the headers"));
+    auto payload_len = static_cast<uint32_t>(r.uint(4, "the payload length"));
+    m.payload = std::string(r.bytes(payload_len, "the payload"));
+    if (!r.at_end()) {
+        throw WalMessageFormatError("pg_once WAL message has " + std::to_string(content.size() - r.position()) +
+                                    " bytes after the payload");
+    }
+    return m;
+}
+
+}  // namespace once

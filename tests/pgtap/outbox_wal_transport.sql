@@ -1,0 +1,73 @@
+-- once.transport = 'wal' (issue 21, the producer side of the WAL transport): an unkeyed,
+-- undelayed once.send without message_id writes no row but a transactional logical decoding
+-- message with prefix pg_once whose content is the documented wire format
+-- (extension/src/core/wal_message.hpp); keyed and delayed messages and explicit ids stay in
+-- the table; a read-only transaction cannot send; only a superuser sets the transport.
+-- tests/pgtap/run.sh starts its server with wal_level = logical.
+-- The slot is created and the sends commit before the test's transaction: a logical slot
+-- cannot be created in a transaction that has written, and decoding shows only committed
+-- transactions. The slot is dropped at the end, so it holds no WAL for the files after this.
+CREATE PUBLICATION once_wal_pgtap;
+SELECT pg_create_logical_replication_slot('once_wal_transport', 'pgoutput') IS NOT NULL AS slot_created \gset
+-- pg_once's library is loaded by the first once.send: this SET lands on a placeholder first.
+SET once.transport = 'wal';
+SELECT once.send('wal.unkeyed', '{"n": 1}', headers => '{"h": "v"}') AS wal_id \gset
+SELECT once.send('wal.keyed', '{"n": 2}', key => 'k') AS keyed_id \gset
+SELECT once.send('wal.delayed', '{"n": 3}', deliver_at => now() + interval '1 hour') AS delayed_id \gset
+SELECT once.send('wal.explicit', '{"n": 4}', message_id => 'a1b2c3d4-0000-4000-8000-000000000004') AS explicit_id \gset
+BEGIN;
+SELECT once.send('wal.rolled_back', '{"n": 5}') AS rolled_back_id \gset
+ROLLBACK;
+RESET once.transport;
+SELECT once.send('table.after_reset', '{"n": 6}') AS table_id \gset
+
+BEGIN;
+SELECT plan(14);
+
+-- pgoutput's Message: 'M', flags, LSN (8 bytes), prefix and NUL, content length (4), content.
+CREATE TEMP TABLE wal_messages AS
+SELECT get_byte(data, 1) AS flags, substring(data FROM 23) AS content
+  FROM pg_logical_slot_peek_binary_changes('once_wal_transport', NULL, NULL, 'proto_version', '1',
+                                           'publication_names', 'once_wal_pgtap', 'messages', 'true')
+ WHERE get_byte(data, 0) = ascii('M') AND substring(data FROM 11 FOR 8) = '\x70675f6f6e636500'::bytea;
+
+SELECT is((SELECT count(*) FROM once.outbox WHERE id = :'wal_id'), 0::bigint,
+          'an unkeyed send in wal mode writes no outbox row');
+SELECT is((SELECT count(*) FROM wal_messages), 1::bigint,
+          'the slot holds exactly one pg_once message: the committed unkeyed one, not the rolled-back one');
+SELECT is((SELECT flags FROM wal_messages), 1, 'the message is transactional');
+SELECT is((SELECT substring(content FROM 1 FOR 17) FROM wal_messages), '\x01'::bytea || uuid_send(:'wal_id'),
+          'its content starts with format version 1 and the id once.send returned');
+SELECT cmp_ok((SELECT ('x' || encode(substring(content FROM 18 FOR 8), 'hex'))::bit(64)::bigint FROM wal_messages),
+              '>', ((extract(epoch FROM now()) - 600) * 1000000)::bigint,
+              'created_at is microseconds since the Unix epoch, of the sending transaction (not long ago)');
+SELECT cmp_ok((SELECT ('x' || encode(substring(content FROM 18 FOR 8), 'hex'))::bit(64)::bigint FROM wal_messages),
+              '<=', (extract(epoch FROM now()) * 1000000)::bigint, '... and not in the future');
+SELECT is((SELECT substring(content FROM 26) FROM wal_messages),
+          int2send(11::int2) || convert_to('wal.unkeyed', 'UTF8') || '\xffff'::bytea
+          || int4send(10) || convert_to('{"h": "v"}', 'UTF8') || int4send(8) || convert_to('{"n": 1}', 'UTF8'),
+          'then the topic, no key, the headers and the payload as jsonb prints them');
+SELECT set_eq($$SELECT topic FROM once.outbox$$,
+              ARRAY['wal.keyed', 'wal.delayed', 'wal.explicit', 'table.after_reset'],
+              'keyed and delayed messages, explicit ids, and sends after RESET are outbox rows');
+SELECT ok((SELECT id = :'keyed_id' FROM once.outbox WHERE topic = 'wal.keyed'), '... with the ids once.send returned');
+
+SELECT throws_ok($q$DO $d$BEGIN
+                     SET LOCAL once.transport = 'wal';
+                     SET LOCAL transaction_read_only = on;
+                     PERFORM once.send('wal.read_only', '{}');
+                   END$d$$q$, '25006', NULL,
+                 'in a read-only transaction a wal send fails as the table''s insert does');
+SELECT is(current_setting('once.transport'), 'table', 'the default transport is the table');
+SELECT throws_ok($$SET once.transport = 'kafka'$$, '22023', NULL, 'an unknown transport is refused');
+CREATE ROLE wal_producer LOGIN;
+GRANT once_producer TO wal_producer;
+SET ROLE wal_producer;
+SELECT throws_ok($$SET once.transport = 'wal'$$, '42501', NULL, 'only a superuser sets the transport');
+SELECT throws_ok($$SELECT set_config('once.transport', 'wal', true)$$, '42501', NULL, '... also with set_config');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;
+
+SELECT true AS slot_dropped FROM pg_drop_replication_slot('once_wal_transport') \gset
