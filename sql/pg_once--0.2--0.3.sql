@@ -1077,3 +1077,13 @@ REVOKE ALL ON FUNCTION once.console_saga_search(text, integer), once.console_sag
     once.console_outbox_counters() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.console_saga_search(text, integer), once.console_saga_definition_counts(),
     once.console_outbox_counters() TO once_console_viewer, once_admin;
+
+-- =======================================================================================
+-- Idempotency keys get a namespace per role (issue 20, finding 5): a key's identity is
+-- (scope, key, owner), so a role that stores a key first no longer makes it unusable for
+-- another role (0.2 gave that role ON106 for the key's whole ttl). Keys stored by 0.1 (owner
+-- NULL) get owner 0, "nobody": they stay shared in their bounded window (finding 7 above).
+UPDATE once.keys SET owner = 0 WHERE owner IS NULL;
+ALTER TABLE once.keys ALTER COLUMN owner SET NOT NULL;
+ALTER TABLE once.keys DROP CONSTRAINT keys_pkey;
+ALTER TABLE once.keys ADD CONSTRAINT keys_pkey PRIMARY KEY (scope, key, owner);

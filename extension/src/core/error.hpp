@@ -14,7 +14,7 @@ enum class ErrorCode {
     key_busy,              // another caller holds the key's lease (409)
     key_not_held,          // checkpoint/complete/release of a key the caller does not hold (409)
     invalid_command_result,// once.run's command did not return exactly one value (500)
-    key_of_other_role,     // idempotency key stored by a role whose privileges the caller lacks (403)
+    key_ambiguous,     // idempotency key stored by several roles whose privileges the caller has (409)
     invalid_json,          // text that is not JSON where JSON is required
     invalid_topic,         // empty, oversized or badly formed topic (400)
     invalid_topic_pattern, // badly formed subscription / relay topic pattern (400)

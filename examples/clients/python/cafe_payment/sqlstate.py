@@ -13,7 +13,7 @@ STATUS_BY_SQLSTATE = {
     "ON103": 409,  # idempotency key in progress in another request
     "ON104": 409,  # key not held by this attempt
     "ON105": 500,  # once.run command is not one statement returning one value
-    "ON106": 403,  # idempotency key belongs to another role
+    "ON106": 409,  # idempotency key stored by several roles whose privileges the caller has
     "ON201": 400,  # invalid topic
     "ON202": 413,  # payload too large
     "ON203": 400,  # payload NULL or JSON null
