@@ -1087,3 +1087,36 @@ UPDATE once.keys SET owner = 0 WHERE owner IS NULL;
 ALTER TABLE once.keys ALTER COLUMN owner SET NOT NULL;
 ALTER TABLE once.keys DROP CONSTRAINT keys_pkey;
 ALTER TABLE once.keys ADD CONSTRAINT keys_pkey PRIMARY KEY (scope, key, owner);
+
+-- =======================================================================================
+-- Who may start which saga definition (issue 20, finding 5, saga ids): sql/src/40_saga.sql.
+CREATE TABLE once.saga_start_grants (
+    name       text        NOT NULL,   -- a saga definition's name (it need not be defined yet)
+    grantee    oid         NOT NULL,   -- a role (regrole): it and its members may start it
+    granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    granted_by oid         NOT NULL,
+    PRIMARY KEY (name, grantee)
+);
+COMMENT ON TABLE once.saga_start_grants IS 'Roles that may start each saga definition; a definition without rows: every producer';
+REVOKE ALL ON TABLE once.saga_start_grants FROM PUBLIC;
+GRANT SELECT ON TABLE once.saga_start_grants TO once_admin;
+
+CREATE FUNCTION once.grant_saga_start(role regrole, name text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'once_grant_saga_start' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.grant_saga_start(regrole, text) IS
+    'Let role (and its members) start the saga definition; once a definition has a grant, only granted roles may; false if already granted';
+
+CREATE FUNCTION once.revoke_saga_start(role regrole, name text DEFAULT NULL) RETURNS integer
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH gone AS (
+        DELETE FROM once.saga_start_grants
+         WHERE grantee = $1::oid AND ($2 IS NULL OR name = $2)
+        RETURNING 1)
+    SELECT count(*)::integer FROM gone
+$$;
+COMMENT ON FUNCTION once.revoke_saga_start(regrole, text) IS
+    'Remove the role''s start grant of the definition (of every definition when NULL); returns how many';
+
+REVOKE ALL ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) TO once_admin;

@@ -123,6 +123,42 @@ $$;
 COMMENT ON FUNCTION once.saga_define(text, jsonb, regrole) IS
     'Validate and store a saga definition, its local steps run as run_as (NULL: each function''s owner); returns its version (a new one only when it changed)';
 
+-- Who may start which definition (issue 20, finding 5): saga ids are unique across
+-- definitions, so a producer that could start any definition could take any saga id first
+-- (ON404 for the rightful starter, or its own saga handed over). A definition with no grant
+-- may be started by every producer, as in 0.2; once it has one, once.saga_start needs a grant
+-- of the caller or of a role whose privileges it has (ON407 otherwise).
+CREATE TABLE once.saga_start_grants (
+    name       text        NOT NULL,   -- a saga definition's name (it need not be defined yet)
+    grantee    oid         NOT NULL,   -- a role (regrole): it and its members may start it
+    granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    granted_by oid         NOT NULL,
+    PRIMARY KEY (name, grantee)
+);
+COMMENT ON TABLE once.saga_start_grants IS 'Roles that may start each saga definition; a definition without rows: every producer';
+REVOKE ALL ON TABLE once.saga_start_grants FROM PUBLIC;
+GRANT SELECT ON TABLE once.saga_start_grants TO once_admin;
+
+CREATE FUNCTION once.grant_saga_start(role regrole, name text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'once_grant_saga_start' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.grant_saga_start(regrole, text) IS
+    'Let role (and its members) start the saga definition; once a definition has a grant, only granted roles may; false if already granted';
+
+CREATE FUNCTION once.revoke_saga_start(role regrole, name text DEFAULT NULL) RETURNS integer
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH gone AS (
+        DELETE FROM once.saga_start_grants
+         WHERE grantee = $1::oid AND ($2 IS NULL OR name = $2)
+        RETURNING 1)
+    SELECT count(*)::integer FROM gone
+$$;
+COMMENT ON FUNCTION once.revoke_saga_start(regrole, text) IS
+    'Remove the role''s start grant of the definition (of every definition when NULL); returns how many';
+
+REVOKE ALL ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) TO once_admin;
+
 CREATE FUNCTION once.saga_start(name text, saga_id text, input jsonb DEFAULT '{}') RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_start' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_start(text, text, jsonb) IS

@@ -2,6 +2,7 @@
 
 #include "../core/error.hpp"
 #include "../core/saga_definition.hpp"
+#include "saga_start_grants.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
 #include "trace_context.hpp"
@@ -273,6 +274,7 @@ void start(text* name, text* saga_id, Datum input) {
     const Oid started_by = GetUserId();
     const std::string traceparent = current_traceparent();
     SpiSession spi;
+    check_may_start_saga(started_by, name);  // ON407: the definition's start is granted to others
     AsExtensionOwner owner;
     Datum n1[1] = {PointerGetDatum(name)};
     if (latest_definition_plan.execute(n1, nullptr, 1) != 1)
