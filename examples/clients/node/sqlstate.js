@@ -41,6 +41,7 @@ const STATUS_BY_SQLSTATE = Object.freeze({
   ON405: 409, // saga_retry / saga_abort in the wrong state
   ON406: 400, // invalid saga reply
   ON407: 403, // saga_start of a definition the role has no start grant for
+  ON408: 409, // saga id of several definitions without a definition name
   22023: 400, // invalid argument value
   42501: 403, // the role lacks the pg_once role for this function
   40001: 503, // serialization failure: retry the transaction

@@ -46,6 +46,7 @@ enum class ErrorCode {
     saga_invalid_state,      // saga_retry of a saga that is not failed, abort of a finished one (409)
     saga_invalid_reply,      // bad outcome or malformed reply message (400)
     saga_start_denied,       // saga_start of a definition with start grants, none of them the caller's (403)
+    saga_ambiguous,          // a saga id without a definition name that sagas of several definitions have (409)
     sql_version_mismatch,  // the loaded library and the database's pg_once SQL differ (503)
     internal,              // a bug: an invariant did not hold
 };

@@ -44,6 +44,7 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::saga_invalid_state:      return MAKE_SQLSTATE('O', 'N', '4', '0', '5');
         case ErrorCode::saga_invalid_reply:      return MAKE_SQLSTATE('O', 'N', '4', '0', '6');
         case ErrorCode::saga_start_denied:       return MAKE_SQLSTATE('O', 'N', '4', '0', '7');
+        case ErrorCode::saga_ambiguous:          return MAKE_SQLSTATE('O', 'N', '4', '0', '8');
         case ErrorCode::sql_version_mismatch:    return MAKE_SQLSTATE('O', 'N', '0', '0', '1');
         case ErrorCode::internal:               return ERRCODE_INTERNAL_ERROR;                // XX000
     }
