@@ -1159,3 +1159,162 @@ $$;
 -- (the rule every ids argument follows, relays' included: outbox_args.hpp, message_ids)
 CREATE OR REPLACE FUNCTION once._check_dead_letter_ids(ids uuid[]) RETURNS void
 AS 'MODULE_PATHNAME', 'once_check_admin_ids' LANGUAGE C;
+
+-- =======================================================================================
+-- Idempotency keys get a namespace per role (issue 20, finding 5): a key's identity is
+-- (scope, key, owner), so a role that stores a key first no longer makes it unusable for
+-- another role (0.2 gave that role ON106 for the key's whole ttl). Keys stored by 0.1 (owner
+-- NULL) get owner 0, "nobody": they stay shared in their bounded window (finding 7 above).
+UPDATE once.keys SET owner = 0 WHERE owner IS NULL;
+ALTER TABLE once.keys ALTER COLUMN owner SET NOT NULL;
+ALTER TABLE once.keys DROP CONSTRAINT keys_pkey;
+ALTER TABLE once.keys ADD CONSTRAINT keys_pkey PRIMARY KEY (scope, key, owner);
+
+-- =======================================================================================
+-- Who may start which saga definition (issue 20, finding 5, saga ids): sql/src/40_saga.sql.
+CREATE TABLE once.saga_start_grants (
+    name       text        NOT NULL,   -- a saga definition's name (it need not be defined yet)
+    grantee    oid         NOT NULL,   -- a role (regrole): it and its members may start it
+    granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    granted_by oid         NOT NULL,
+    PRIMARY KEY (name, grantee)
+);
+COMMENT ON TABLE once.saga_start_grants IS 'Roles that may start each saga definition; a definition without rows: every producer';
+REVOKE ALL ON TABLE once.saga_start_grants FROM PUBLIC;
+GRANT SELECT ON TABLE once.saga_start_grants TO once_admin;
+
+CREATE FUNCTION once.grant_saga_start(role regrole, name text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'once_grant_saga_start' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.grant_saga_start(regrole, text) IS
+    'Let role (and its members) start the saga definition; once a definition has a grant, only granted roles may; false if already granted';
+
+CREATE FUNCTION once.revoke_saga_start(role regrole, name text DEFAULT NULL) RETURNS integer
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH gone AS (
+        DELETE FROM once.saga_start_grants
+         WHERE grantee = $1::oid AND ($2 IS NULL OR name = $2)
+        RETURNING 1)
+    SELECT count(*)::integer FROM gone
+$$;
+COMMENT ON FUNCTION once.revoke_saga_start(regrole, text) IS
+    'Remove the role''s start grant of the definition (of every definition when NULL); returns how many';
+
+REVOKE ALL ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) TO once_admin;
+
+-- =======================================================================================
+-- Saga ids are unique per definition (issue 20, finding 5, saga ids): a saga's identity is
+-- (name, saga_id), so a role that may start one definition cannot take the ids of another's
+-- sagas (0.2: the rightful starter got ON404, or the squatter's saga). Commands carry the
+-- definition's name in their payload ("saga"); replies, saga_retry and saga_abort may name it,
+-- and must when several definitions have the id (ON408). Sagas started before the update keep
+-- working: their ids were unique, so a reply by id alone finds them.
+ALTER TABLE once.saga_instances DROP CONSTRAINT saga_instances_pkey;
+ALTER TABLE once.saga_instances ADD CONSTRAINT saga_instances_pkey PRIMARY KEY (name, saga_id);
+ALTER TABLE once.saga_instances ALTER COLUMN saga_id SET NOT NULL;
+CREATE INDEX saga_instances_saga_id ON once.saga_instances (saga_id);
+ALTER TABLE once.saga_transitions ADD COLUMN name text;
+UPDATE once.saga_transitions t SET name = s.name FROM once.saga_instances s WHERE s.saga_id = t.saga_id;
+
+DROP FUNCTION once._saga_apply(text, jsonb, jsonb, text);
+
+CREATE FUNCTION once._saga_apply(p_saga_id text, event jsonb, output jsonb DEFAULT NULL, message_id text DEFAULT NULL,
+                                  p_name text DEFAULT NULL)
+RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'once_saga_apply' LANGUAGE C VOLATILE;
+
+DROP FUNCTION once.saga_reply(text, text, text, jsonb, text);
+
+CREATE FUNCTION once.saga_reply(saga_id text, step text, outcome text, output jsonb DEFAULT NULL,
+                                message_id text DEFAULT NULL, name text DEFAULT NULL)
+RETURNS text
+    AS 'MODULE_PATHNAME', 'once_saga_reply' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.saga_reply(text, text, text, jsonb, text, text) IS
+    'Report the outcome of a saga step (name: the saga''s definition, needed when several have the id): applied, duplicate, late (recorded, nothing to do) or rejected (saga failed)';
+
+DROP FUNCTION once.saga_retry(text);
+
+CREATE FUNCTION once.saga_retry(saga_id text, name text DEFAULT NULL) RETURNS text
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once._saga_apply(saga_id, '{"type": "retry"}', NULL, NULL, name)->>'status' $$;
+COMMENT ON FUNCTION once.saga_retry(text, text) IS 'Resume a failed saga (name: its definition, needed when several have the id) from where it stopped; returns the new status';
+
+DROP FUNCTION once.saga_abort(text, text);
+
+CREATE FUNCTION once.saga_abort(saga_id text, reason text, name text DEFAULT NULL) RETURNS text
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT once._saga_apply(saga_id, jsonb_build_object('type', 'abort', 'reason', coalesce(reason, 'by hand')), NULL, NULL, name)->>'status' $$;
+COMMENT ON FUNCTION once.saga_abort(text, text, text) IS 'Start compensation by hand (name: the saga''s definition, needed when several have the id); returns the new status';
+
+DROP FUNCTION once._saga_due(integer);
+
+CREATE FUNCTION once._saga_due(max integer)
+RETURNS TABLE (saga_id text, local jsonb, data jsonb, name text)
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.saga_id, s.machine->'local', s.data, s.name
+      FROM once.saga_instances s
+     WHERE s.deadline <= now()
+     ORDER BY s.deadline
+     LIMIT max
+       FOR UPDATE SKIP LOCKED
+$$;
+
+DROP FUNCTION once._saga_local(text);
+
+CREATE FUNCTION once._saga_local(p_saga_id text, p_name text)
+RETURNS TABLE (local jsonb, data jsonb, run_as regrole)
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.machine->'local', s.data, d.run_as
+      FROM once.saga_instances s
+      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
+     WHERE s.saga_id = p_saga_id AND s.name = p_name AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
+$$;
+
+CREATE OR REPLACE VIEW once.saga_history WITH (security_barrier) AS
+SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
+  FROM once.saga_transitions t
+ WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+    OR EXISTS (SELECT FROM once.saga_instances s
+                WHERE s.saga_id = t.saga_id AND s.name = t.name AND s.started_by IS NOT NULL
+                  AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
+
+CREATE OR REPLACE FUNCTION once.purge_sagas(max_rows integer) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    retention interval := once._saga_retention();  -- the registered setting (settings.cpp)
+    ids text[];
+    names text[];
+BEGIN
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RETURN 0;
+    END IF;
+    SELECT array_agg(s.saga_id), array_agg(s.name) INTO ids, names FROM (
+        SELECT s.saga_id, s.name FROM once.saga_instances s
+         WHERE s.finished_at < now() - retention
+         LIMIT max_rows FOR UPDATE SKIP LOCKED) s;
+    IF ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    -- (name, saga_id) is a saga's identity; replies are recorded per saga id, so they go once
+    -- no saga of any definition has the id any more.
+    DELETE FROM once.saga_transitions t USING unnest(ids, names) p(saga_id, name)
+     WHERE t.saga_id = p.saga_id AND t.name = p.name;
+    DELETE FROM once.saga_instances s USING unnest(ids, names) p(saga_id, name)
+     WHERE s.saga_id = p.saga_id AND s.name = p.name;
+    DELETE FROM once.saga_replies r
+     WHERE r.saga_id = ANY (ids)
+       AND NOT EXISTS (SELECT FROM once.saga_instances s WHERE s.saga_id = r.saga_id);
+    RETURN cardinality(ids);
+END
+$$;
+
+REVOKE ALL ON FUNCTION once._saga_apply(text, jsonb, jsonb, text, text),
+    once.saga_reply(text, text, text, jsonb, text, text), once.saga_retry(text, text),
+    once.saga_abort(text, text, text), once._saga_due(integer), once._saga_local(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.saga_retry(text, text), once.saga_abort(text, text, text) TO once_admin;
+GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text, text) TO once_consumer;

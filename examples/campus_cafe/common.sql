@@ -31,7 +31,10 @@ CREATE FUNCTION cafe.reply(msg once.inbound, reply jsonb) RETURNS void LANGUAGE 
 DECLARE
     saga text := (msg).payload->>'saga_id';
     step text := (msg).payload->>'step';
-    body jsonb := jsonb_build_object('saga_id', saga, 'step', step) || reply;
+    -- "saga" (the definition, in commands since 0.3) goes back, so the reply finds its saga
+    -- even when another definition has a saga with the same id.
+    body jsonb := jsonb_strip_nulls(jsonb_build_object('saga_id', saga, 'step', step,
+                                                       'saga', (msg).payload->>'saga')) || reply;
     action boolean := NOT coalesce(((msg).headers->>'compensate')::boolean, false);
 BEGIN
     -- Injected fault "lose": the reply is lost on the way; the saga times out and resends.

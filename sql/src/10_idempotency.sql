@@ -14,10 +14,11 @@ CREATE TABLE once.keys (
     locked_until   timestamptz,            -- lease end while in_progress
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     expires_at     timestamptz NOT NULL,
-    -- The role that stored the key (0.2): only it, and roles with its privileges, may use the
-    -- key (README "Who may use a key"). NULL: stored by 0.1, shared until it expires.
-    owner          oid,
-    PRIMARY KEY (scope, key)
+    -- The role that stored the key: each role has its own namespace, so another role's key
+    -- of the same scope and name is a different key (issue 20, finding 5; README "Who may use
+    -- a key"). 0: stored by 0.1, shared until its bounded window ends.
+    owner          oid         NOT NULL,
+    PRIMARY KEY (scope, key, owner)
 );
 COMMENT ON TABLE once.keys IS 'Idempotency keys and their stored responses; an expired row is treated as absent';
 -- Purge finds expired keys through a BRIN index: expiry grows with insertion time, and BRIN

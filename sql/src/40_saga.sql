@@ -14,8 +14,10 @@ CREATE TABLE once.saga_definitions (
 );
 COMMENT ON TABLE once.saga_definitions IS 'Saga definitions; a new version per change, running sagas keep theirs';
 
+-- A saga's identity is (name, saga_id): ids are unique per definition, so a role that may
+-- start one definition cannot take the ids of another's sagas (issue 20, finding 5).
 CREATE TABLE once.saga_instances (
-    saga_id     text        PRIMARY KEY,
+    saga_id     text        NOT NULL,
     name        text        NOT NULL,
     version     integer     NOT NULL,
     input       jsonb,
@@ -33,6 +35,7 @@ CREATE TABLE once.saga_instances (
     traceparent text,                   -- (0.3) the W3C trace context it was started under, if any
     failure_cause text,                 -- the failure that made it compensate or stop (0.3); last_error
                                         -- is the latest one (a compensation that timed out, say)
+    CONSTRAINT saga_instances_pkey PRIMARY KEY (name, saga_id),
     CONSTRAINT saga_instances_definition_fk FOREIGN KEY (name, version) REFERENCES once.saga_definitions,
     CONSTRAINT saga_instances_deadline_check CHECK
         ((status IN ('running', 'compensating')) = (deadline IS NOT NULL)),
@@ -40,6 +43,8 @@ CREATE TABLE once.saga_instances (
 );
 COMMENT ON TABLE once.saga_instances IS 'One row per saga; every non-final saga has a deadline, every failed one a reason';
 CREATE INDEX saga_instances_due ON once.saga_instances (deadline) WHERE deadline IS NOT NULL;
+-- Replies and admins may name a saga by its id alone (when only one definition has it).
+CREATE INDEX saga_instances_saga_id ON once.saga_instances (saga_id);
 CREATE INDEX saga_instances_finished ON once.saga_instances (finished_at) WHERE finished_at IS NOT NULL;
 ALTER TABLE once.saga_instances SET (fillfactor = 80);
 
@@ -52,7 +57,8 @@ CREATE TABLE once.saga_transitions (
     step        text,
     event       text        NOT NULL,
     reason      text,
-    message_id  text
+    message_id  text,
+    name        text                    -- the saga's definition (0.3; saga ids are unique per definition)
 );
 CREATE INDEX saga_transitions_saga ON once.saga_transitions (saga_id, id);
 
@@ -78,7 +84,8 @@ CREATE FUNCTION once._function_run_as(fn regprocedure, run_as regrole, what text
 
 -- Applies one event to a saga (lock, decide, store, send); returns {"result", "status", "step"}.
 -- For the events without an entry point of their own: retry, abort, and saga_tick's.
-CREATE FUNCTION once._saga_apply(p_saga_id text, event jsonb, output jsonb DEFAULT NULL, message_id text DEFAULT NULL)
+CREATE FUNCTION once._saga_apply(p_saga_id text, event jsonb, output jsonb DEFAULT NULL, message_id text DEFAULT NULL,
+                                  p_name text DEFAULT NULL)
 RETURNS jsonb
     AS 'MODULE_PATHNAME', 'once_saga_apply' LANGUAGE C VOLATILE;
 
@@ -123,34 +130,70 @@ $$;
 COMMENT ON FUNCTION once.saga_define(text, jsonb, regrole) IS
     'Validate and store a saga definition, its local steps run as run_as (NULL: each function''s owner); returns its version (a new one only when it changed)';
 
+-- Who may start which definition (issue 20, finding 5): saga ids are unique across
+-- definitions, so a producer that could start any definition could take any saga id first
+-- (ON404 for the rightful starter, or its own saga handed over). A definition with no grant
+-- may be started by every producer, as in 0.2; once it has one, once.saga_start needs a grant
+-- of the caller or of a role whose privileges it has (ON407 otherwise).
+CREATE TABLE once.saga_start_grants (
+    name       text        NOT NULL,   -- a saga definition's name (it need not be defined yet)
+    grantee    oid         NOT NULL,   -- a role (regrole): it and its members may start it
+    granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    granted_by oid         NOT NULL,
+    PRIMARY KEY (name, grantee)
+);
+COMMENT ON TABLE once.saga_start_grants IS 'Roles that may start each saga definition; a definition without rows: every producer';
+REVOKE ALL ON TABLE once.saga_start_grants FROM PUBLIC;
+GRANT SELECT ON TABLE once.saga_start_grants TO once_admin;
+
+CREATE FUNCTION once.grant_saga_start(role regrole, name text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'once_grant_saga_start' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.grant_saga_start(regrole, text) IS
+    'Let role (and its members) start the saga definition; once a definition has a grant, only granted roles may; false if already granted';
+
+CREATE FUNCTION once.revoke_saga_start(role regrole, name text DEFAULT NULL) RETURNS integer
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH gone AS (
+        DELETE FROM once.saga_start_grants
+         WHERE grantee = $1::oid AND ($2 IS NULL OR name = $2)
+        RETURNING 1)
+    SELECT count(*)::integer FROM gone
+$$;
+COMMENT ON FUNCTION once.revoke_saga_start(regrole, text) IS
+    'Remove the role''s start grant of the definition (of every definition when NULL); returns how many';
+
+REVOKE ALL ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) TO once_admin;
+
 CREATE FUNCTION once.saga_start(name text, saga_id text, input jsonb DEFAULT '{}') RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_start' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_start(text, text, jsonb) IS
     'Start a saga (idempotent on saga_id); the first command is sent in the caller''s transaction';
 
 CREATE FUNCTION once.saga_reply(saga_id text, step text, outcome text, output jsonb DEFAULT NULL,
-                                message_id text DEFAULT NULL)
+                                message_id text DEFAULT NULL, name text DEFAULT NULL)
 RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_reply' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION once.saga_reply(text, text, text, jsonb, text) IS
-    'Report the outcome of a saga step: applied, duplicate, late (recorded, nothing to do) or rejected (saga failed)';
+COMMENT ON FUNCTION once.saga_reply(text, text, text, jsonb, text, text) IS
+    'Report the outcome of a saga step (name: the saga''s definition, needed when several have the id): applied, duplicate, late (recorded, nothing to do) or rejected (saga failed)';
 
-CREATE FUNCTION once.saga_retry(saga_id text) RETURNS text
+CREATE FUNCTION once.saga_retry(saga_id text, name text DEFAULT NULL) RETURNS text
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$ SELECT once._saga_apply(saga_id, '{"type": "retry"}')->>'status' $$;
-COMMENT ON FUNCTION once.saga_retry(text) IS 'Resume a failed saga from where it stopped; returns the new status';
+AS $$ SELECT once._saga_apply(saga_id, '{"type": "retry"}', NULL, NULL, name)->>'status' $$;
+COMMENT ON FUNCTION once.saga_retry(text, text) IS 'Resume a failed saga (name: its definition, needed when several have the id) from where it stopped; returns the new status';
 
-CREATE FUNCTION once.saga_abort(saga_id text, reason text) RETURNS text
+CREATE FUNCTION once.saga_abort(saga_id text, reason text, name text DEFAULT NULL) RETURNS text
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$ SELECT once._saga_apply(saga_id, jsonb_build_object('type', 'abort', 'reason', coalesce(reason, 'by hand')))->>'status' $$;
-COMMENT ON FUNCTION once.saga_abort(text, text) IS 'Start compensation by hand; returns the new status';
+AS $$ SELECT once._saga_apply(saga_id, jsonb_build_object('type', 'abort', 'reason', coalesce(reason, 'by hand')), NULL, NULL, name)->>'status' $$;
+COMMENT ON FUNCTION once.saga_abort(text, text, text) IS 'Start compensation by hand (name: the saga''s definition, needed when several have the id); returns the new status';
 
 -- Due sagas for saga_tick, locked (SKIP LOCKED: several relays may tick at once).
 CREATE FUNCTION once._saga_due(max integer)
-RETURNS TABLE (saga_id text, local jsonb, data jsonb)
+RETURNS TABLE (saga_id text, local jsonb, data jsonb, name text)
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT s.saga_id, s.machine->'local', s.data
+    SELECT s.saga_id, s.machine->'local', s.data, s.name
       FROM once.saga_instances s
      WHERE s.deadline <= now()
      ORDER BY s.deadline
@@ -158,14 +201,14 @@ AS $$
        FOR UPDATE SKIP LOCKED
 $$;
 
-CREATE FUNCTION once._saga_local(p_saga_id text)
+CREATE FUNCTION once._saga_local(p_saga_id text, p_name text)
 RETURNS TABLE (local jsonb, data jsonb, run_as regrole)
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.machine->'local', s.data, d.run_as
       FROM once.saga_instances s
       JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
-     WHERE s.saga_id = p_saga_id AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
+     WHERE s.saga_id = p_saga_id AND s.name = p_name AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
 $$;
 
 -- The timer, in C++ (extension/src/pg/saga_tick.cpp). Neither SECURITY DEFINER nor
@@ -198,11 +241,11 @@ SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadli
 COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
 CREATE VIEW once.saga_history WITH (security_barrier) AS
-SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id
+SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
   FROM once.saga_transitions t
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
     OR EXISTS (SELECT FROM once.saga_instances s
-                WHERE s.saga_id = t.saga_id AND s.started_by IS NOT NULL
+                WHERE s.saga_id = t.saga_id AND s.name = t.name AND s.started_by IS NOT NULL
                   AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
 COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
 
@@ -236,20 +279,27 @@ AS $$
 DECLARE
     retention interval := once._saga_retention();  -- the registered setting (settings.cpp)
     ids text[];
+    names text[];
 BEGIN
     IF max_rows IS NULL OR max_rows < 1 THEN
         RETURN 0;
     END IF;
-    SELECT array_agg(s.saga_id) INTO ids FROM (
-        SELECT s.saga_id FROM once.saga_instances s
+    SELECT array_agg(s.saga_id), array_agg(s.name) INTO ids, names FROM (
+        SELECT s.saga_id, s.name FROM once.saga_instances s
          WHERE s.finished_at < now() - retention
          LIMIT max_rows FOR UPDATE SKIP LOCKED) s;
     IF ids IS NULL THEN
         RETURN 0;
     END IF;
-    DELETE FROM once.saga_transitions t WHERE t.saga_id = ANY (ids);
-    DELETE FROM once.saga_replies r WHERE r.saga_id = ANY (ids);
-    DELETE FROM once.saga_instances s WHERE s.saga_id = ANY (ids);
+    -- (name, saga_id) is a saga's identity; replies are recorded per saga id, so they go once
+    -- no saga of any definition has the id any more.
+    DELETE FROM once.saga_transitions t USING unnest(ids, names) p(saga_id, name)
+     WHERE t.saga_id = p.saga_id AND t.name = p.name;
+    DELETE FROM once.saga_instances s USING unnest(ids, names) p(saga_id, name)
+     WHERE s.saga_id = p.saga_id AND s.name = p.name;
+    DELETE FROM once.saga_replies r
+     WHERE r.saga_id = ANY (ids)
+       AND NOT EXISTS (SELECT FROM once.saga_instances s WHERE s.saga_id = r.saga_id);
     RETURN cardinality(ids);
 END
 $$;
@@ -267,16 +317,16 @@ GRANT EXECUTE ON FUNCTION once.saga_reply_handler(once.inbound) TO once_consumer
 
 REVOKE ALL ON FUNCTION once._saga_compile(text, jsonb), once._function_run_as(regprocedure, regrole, text),
     once._saga_mermaid(text, jsonb),
-    once._saga_apply(text, jsonb, jsonb, text), once.saga_define(text, jsonb, regrole),
-    once.saga_start(text, text, jsonb), once.saga_reply(text, text, text, jsonb, text),
-    once.saga_retry(text), once.saga_abort(text, text), once._saga_due(integer), once._saga_local(text),
+    once._saga_apply(text, jsonb, jsonb, text, text), once.saga_define(text, jsonb, regrole),
+    once.saga_start(text, text, jsonb), once.saga_reply(text, text, text, jsonb, text, text),
+    once.saga_retry(text, text), once.saga_abort(text, text, text), once._saga_due(integer), once._saga_local(text, text),
     once.saga_tick(integer), once.saga_tick(), once.saga_diagram(text), once.purge_sagas(integer) FROM PUBLIC;
 REVOKE ALL ON once.sagas, once.saga_history FROM PUBLIC;
 
-GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb, regrole), once.saga_retry(text), once.saga_abort(text, text),
+GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb, regrole), once.saga_retry(text, text), once.saga_abort(text, text, text),
     once.saga_diagram(text) TO once_admin;
 GRANT EXECUTE ON FUNCTION once.saga_start(text, text, jsonb) TO once_producer;
-GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text) TO once_consumer;
+GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text, text) TO once_consumer;
 -- Internal _saga_* functions are granted to nobody: saga_tick calls them as the owner, so a
 -- relay can drive the timer but cannot apply an event (abort, a forged reply) of its own.
 GRANT EXECUTE ON FUNCTION once.saga_tick(integer), once.saga_tick() TO once_relay;

@@ -27,6 +27,8 @@ SELECT once.saga_start('upgrade_order', 'order-81', '{"total": 6}');
 SELECT once.saga_abort('order-81', 'customer cancelled');
 -- A publishing grant (once.publish_grants): every producer may publish on every topic.
 SELECT once.grant_publish('once_producer', '>');
+-- A saga start grant (once.saga_start_grants): every producer may start upgrade_order.
+SELECT once.grant_saga_start('once_producer', 'upgrade_order');
 -- An entry of once-console's audit log (once.console_actions), as the console writes it.
 INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
 VALUES ('oncall', session_user, 'redrive', ARRAY['00000000-0000-0000-0000-000000000001'], 0, NULL);

@@ -58,8 +58,8 @@ SELECT is((SELECT state FROM once.key_acquire('exp', 'e2', '{"x": 1}')), 'acquir
 SELECT throws_ok($$SELECT once.key_checkpoint('exp', 'nope', 'x')$$, 'ON104', NULL, 'checkpoint of an absent key: ON104');
 
 -- purge deletes expired keys only, in bounded batches
-INSERT INTO once.keys (scope, key, fingerprint, state, expires_at)
-SELECT 'purge', 'old' || i, '\x00', 'done', now() - interval '1 day' FROM generate_series(1, 25) i;
+INSERT INTO once.keys (scope, key, fingerprint, state, expires_at, owner)
+SELECT 'purge', 'old' || i, '\x00', 'done', now() - interval '1 day', current_user::regrole FROM generate_series(1, 25) i;
 SELECT is(once.purge(10), 10::bigint, 'purge stops at max_rows');
 SELECT is(once.purge(100), 15::bigint, 'the next call takes the rest');
 SELECT is(once.purge(100), 0::bigint, 'nothing expired is left');

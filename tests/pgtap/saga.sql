@@ -81,8 +81,8 @@ SELECT is((SELECT headers FROM pg_temp.sent WHERE payload->>'saga_id' = 'happy')
     '{"saga": "cafe_order", "attempt": "1", "reply_to": "saga.cafe_order.reply", "compensate": "false", "idempotency_key": "happy:reserve_stock"}'::jsonb,
     'command headers: idempotency key, saga, reply_to');
 SELECT is((SELECT payload FROM pg_temp.sent WHERE payload->>'saga_id' = 'happy'),
-    '{"saga_id": "happy", "step": "reserve_stock", "data": {"item": "latte", "qty": 2}}'::jsonb,
-    'command payload: saga_id, step, data');
+    '{"saga_id": "happy", "step": "reserve_stock", "data": {"item": "latte", "qty": 2}, "saga": "cafe_order"}'::jsonb,
+    'command payload: saga_id, step, data, saga (the definition, 0.3)');
 SELECT is((SELECT topic FROM pg_temp.sent WHERE payload->>'saga_id' = 'happy'), 'stock.reserve', 'sent to the action topic');
 SELECT is(once.saga_start('cafe_order', 'happy', '{"qty": 2, "item": "latte"}'), 'happy', 'the same start again returns the same saga');
 SELECT is(pg_temp.sent_keys('happy'), ARRAY['happy:reserve_stock#1'], '... and sends nothing again');
@@ -240,7 +240,7 @@ SELECT is((SELECT count(*) FROM once.sagas WHERE status = 'failed' AND last_erro
     'every failed saga has a reason');
 SELECT ok(NOT has_function_privilege('public', 'once.saga_start(text, text, jsonb)', 'EXECUTE'), 'saga_start is not open to PUBLIC');
 SELECT ok(has_function_privilege('once_producer', 'once.saga_start(text, text, jsonb)', 'EXECUTE')
-      AND has_function_privilege('once_consumer', 'once.saga_reply(text, text, text, jsonb, text)', 'EXECUTE')
+      AND has_function_privilege('once_consumer', 'once.saga_reply(text, text, text, jsonb, text, text)', 'EXECUTE')
       AND has_function_privilege('once_relay', 'once.saga_tick(integer)', 'EXECUTE')
       AND has_function_privilege('once_admin', 'once.saga_define(text, jsonb, regrole)', 'EXECUTE')
       AND NOT has_function_privilege('once_producer', 'once.saga_define(text, jsonb, regrole)', 'EXECUTE'),

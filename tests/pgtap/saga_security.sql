@@ -43,7 +43,7 @@ SELECT throws_ok($$SELECT once._saga_apply('victim', '{"type": "reply", "step": 
 SELECT throws_ok($$SELECT once.saga_abort('victim', 'relay says so')$$, '42501', NULL, '... nor through saga_abort');
 SELECT throws_ok($$SELECT once.saga_reply('victim', 'reserve', 'succeeded')$$, '42501', NULL, '... nor through saga_reply');
 SELECT throws_ok($$SELECT * FROM once._saga_due(10)$$, '42501', NULL, 'the relay cannot lock due sagas itself');
-SELECT throws_ok($$SELECT * FROM once._saga_local('victim')$$, '42501', NULL, '... nor read a saga''s data');
+SELECT throws_ok($$SELECT * FROM once._saga_local('victim', 'order')$$, '42501', NULL, '... nor read a saga''s data');
 RESET ROLE;
 SELECT is(pg_temp.status('victim'), 'running', 'the saga is untouched');
 

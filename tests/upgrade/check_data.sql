@@ -19,7 +19,7 @@ SELECT CASE WHEN owner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
   FROM once.keys WHERE scope = 'payments' AND key = 'open-key';
 SELECT CASE WHEN count(*) = 0 THEN 'ok' ELSE 'not ok' END
        || ' - no key without an owner outlives the update by more than 24 hours (0.3)'
-  FROM once.keys WHERE owner IS NULL AND expires_at > now() + interval '24 hours 1 minute';
+  FROM once.keys WHERE owner = 0 AND expires_at > now() + interval '24 hours 1 minute';
 SELECT CASE WHEN count(*) = 1 THEN 'ok' ELSE 'not ok' END || ' - the key stored for 20 days is still there'
   FROM once.keys WHERE scope = 'payments' AND key = 'long-ttl';
 

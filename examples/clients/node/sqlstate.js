@@ -10,7 +10,7 @@ const STATUS_BY_SQLSTATE = Object.freeze({
   ON103: 409, // idempotency key in progress in another request
   ON104: 409, // key not held by this attempt (taken over, finished, expired)
   ON105: 500, // once.run command is not one statement returning one value
-  ON106: 403, // idempotency key belongs to another role
+  ON106: 409, // idempotency key stored by several roles whose privileges the caller has
   ON201: 400, // invalid topic
   ON202: 413, // payload too large
   ON203: 400, // payload NULL or JSON null
@@ -40,6 +40,8 @@ const STATUS_BY_SQLSTATE = Object.freeze({
   ON404: 409, // saga id reused with another name or input
   ON405: 409, // saga_retry / saga_abort in the wrong state
   ON406: 400, // invalid saga reply
+  ON407: 403, // saga_start of a definition the role has no start grant for
+  ON408: 409, // saga id of several definitions without a definition name
   22023: 400, // invalid argument value
   42501: 403, // the role lacks the pg_once role for this function
   40001: 503, // serialization failure: retry the transaction

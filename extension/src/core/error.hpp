@@ -14,7 +14,7 @@ enum class ErrorCode {
     key_busy,              // another caller holds the key's lease (409)
     key_not_held,          // checkpoint/complete/release of a key the caller does not hold (409)
     invalid_command_result,// once.run's command did not return exactly one value (500)
-    key_of_other_role,     // idempotency key stored by a role whose privileges the caller lacks (403)
+    key_ambiguous,     // idempotency key stored by several roles whose privileges the caller has (409)
     invalid_json,          // text that is not JSON where JSON is required
     invalid_topic,         // empty, oversized or badly formed topic (400)
     invalid_topic_pattern, // badly formed subscription / relay topic pattern (400)
@@ -45,6 +45,8 @@ enum class ErrorCode {
     saga_input_mismatch,     // saga_start with a known saga id and another input/name (409)
     saga_invalid_state,      // saga_retry of a saga that is not failed, abort of a finished one (409)
     saga_invalid_reply,      // bad outcome or malformed reply message (400)
+    saga_start_denied,       // saga_start of a definition with start grants, none of them the caller's (403)
+    saga_ambiguous,          // a saga id without a definition name that sagas of several definitions have (409)
     sql_version_mismatch,  // the loaded library and the database's pg_once SQL differ (503)
     internal,              // a bug: an invariant did not hold
 };

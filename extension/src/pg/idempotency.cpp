@@ -1,16 +1,20 @@
 // Idempotency keys: once.run (in-transaction) and once.key_acquire / key_checkpoint /
 // key_complete / key_release (across transactions, for work with outside side effects).
 //
-// Concurrency: every function first takes a transaction-scoped lock on hash(scope, key)
-// (locks.hpp: an advisory lock tag SQL's pg_advisory_lock cannot reach), then reads the row. A second caller with the
-// same key therefore waits for the first transaction and, under READ COMMITTED, sees its
-// outcome: the stored response if it committed, nothing if it rolled back. Under REPEATABLE
+// Concurrency: every function first takes a transaction-scoped lock on hash(scope, key, owner)
+// for the row it uses (locks.hpp: an advisory lock tag SQL's pg_advisory_lock cannot reach),
+// then reads the row. A second caller with the same key in the same namespace therefore waits
+// for the first transaction and, under READ COMMITTED, sees its outcome: the stored response
+// if it committed, nothing if it rolled back. Another role's transaction never holds the lock
+// of a caller's own namespace, so it cannot stall the caller's keys. Under REPEATABLE
 // READ the final INSERT ... ON CONFLICT reports a serialization failure instead of running
 // the command twice. The lock costs no WAL and no extra row version, unlike claiming the key
 // with an INSERT and updating it with the response afterwards.
 //
-// Ownership: a key belongs to the role that stored it (column owner); see may_use().
+// Namespaces: a key's identity is (scope, key, owner), owner being the role that stored it;
+// which row a call uses is core/key_namespace.hpp's rule (issue 20, finding 5), see resolve().
 #include "../core/error.hpp"
+#include "../core/key_namespace.hpp"
 #include "../core/key_validation.hpp"
 #include "command_runner.hpp"
 #include "fingerprint.hpp"
@@ -24,7 +28,9 @@ extern "C" {
 #include "utils/acl.h"
 }
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace once::pg {
 namespace {
@@ -42,13 +48,14 @@ KeyArgs key_args(FunctionCallInfo fcinfo) {
     return args;
 }
 
-void lock_key(const KeyArgs& args) {
+// Locks (scope, key) in owner's namespace (InvalidOid: the shared rows stored by 0.1).
+void lock_key(const KeyArgs& args, Oid owner) {
     uint32 hash = pg_call([&] {
         uint32 scope_hash = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(args.scope)),
                                        static_cast<int>(VARSIZE_ANY_EXHDR(args.scope)));
         uint32 key_hash = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(args.key)),
                                      static_cast<int>(VARSIZE_ANY_EXHDR(args.key)));
-        return hash_combine(scope_hash, key_hash);
+        return hash_combine(hash_combine(scope_hash, key_hash), hash_bytes_uint32(owner));
     });
     lock_transaction(LockClass::idempotency_key, hash);  // unreachable from SQL (locks.hpp)
 }
@@ -121,12 +128,13 @@ struct KeyRow {
     Oid owner = InvalidOid;  // InvalidOid: a key stored by 0.1, shared until it expires
 };
 
-// Reads the key's row with a direct probe of the primary key index: no SPI, no executor, no
-// permission check (pg_once's own table). This is most of a replay's cost, so it matters.
-// The snapshot is taken after the key's lock was granted, so under READ COMMITTED it sees the
-// outcome of the transaction we waited for. Stored values are copied to the current context.
-KeyRow lookup(const KeyArgs& args, bytea* fingerprint) {
-    KeyRow row;
+// Reads the rows of (scope, key), one per owner, with a direct probe of the primary key index
+// (scope, key, owner): no SPI, no executor, no permission check (pg_once's own table). This is
+// most of a replay's cost, so it matters. The snapshot is taken after the key's lock was
+// granted, so under READ COMMITTED it sees the outcome of the transaction we waited for.
+// Stored values are copied to the current context.
+std::vector<KeyRow> lookup(const KeyArgs& args, bytea* fingerprint) {
+    std::vector<KeyRow> rows;
     pg_call([&] {
         Oid schema = get_namespace_oid("once", false);
         Oid table_id = get_relname_relid("keys", schema);
@@ -144,7 +152,8 @@ KeyRow lookup(const KeyArgs& args, bytea* fingerprint) {
         IndexScanDesc scan = compat::index_beginscan(table, index, snapshot, 2, 0);
         index_rescan(scan, scan_keys, 2, nullptr, 0);
         TupleTableSlot* slot = table_slot_create(table, nullptr);
-        if (index_getnext_slot(scan, ForwardScanDirection, slot)) {
+        while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
+            KeyRow& row = rows.emplace_back();
             slot_getallattrs(slot);
             TupleDesc desc = RelationGetDescr(table);
             const TimestampTz now = GetCurrentTransactionStartTimestamp();  // = now()
@@ -193,25 +202,73 @@ KeyRow lookup(const KeyArgs& args, bytea* fingerprint) {
         index_close(index, NoLock);
         table_close(table, NoLock);  // locks are kept to the end of the transaction, as usual
     });
-    return row;
+    return rows;
 }
 
-// Keys belong to the role that stored them (issue 11, finding 3): the creating role, and roles
-// that have its privileges (members of it with INHERIT, superusers), may use a key; any other
-// role gets ON106 and never the stored response. Sharing on purpose = a common group role the
-// callers SET ROLE to, or membership in the creating role (README "Who may use a key").
-bool may_use(const KeyRow& row) {
-    if (!OidIsValid(row.owner)) return true;  // stored by 0.1: shared until it expires
-    Oid user = GetUserId();
-    return row.owner == user || pg_call([&] { return has_privs_of_role(user, row.owner); });
+// The row a call uses (row.found false: none, the call stores a row of its own) and the
+// namespace it writes: the row's owner, or the caller's own when there is no row.
+struct Resolved {
+    KeyRow row;
+    Oid target;
+};
+
+// Applies core/key_namespace.hpp's rule: the caller's own row, else the one row of a role
+// whose privileges it has, else a row stored by 0.1. Rows of other roles are invisible, so no
+// role can squat another's key (issue 20, finding 5). The caller's namespace is locked first;
+// when the rule picks a row of another namespace, that namespace is locked too and the rows
+// are read again (the row may have changed while we waited), until the chosen row's namespace
+// is locked. Each round locks a new owner, so this ends.
+Resolved resolve(const KeyArgs& args, bytea* fingerprint) {
+    const Oid caller = GetUserId();
+    std::vector<Oid> locked{caller};
+    lock_key(args, caller);
+    for (;;) {
+        std::vector<KeyRow> rows = lookup(args, fingerprint);
+        std::vector<StoredKey> stored;
+        stored.reserve(rows.size());
+        for (const KeyRow& row : rows) stored.push_back({row.owner, row.expired});
+        KeyChoice choice = choose_key(stored, caller, [&](uint32_t owner) {
+            return pg_call([&] { return has_privs_of_role(caller, owner); });
+        });
+        if (choice.kind == KeyChoice::ambiguous)
+            throw Error(ErrorCode::key_ambiguous,
+                        "idempotency key was stored by several roles whose privileges the current role has",
+                        "The current role has no key of its own with this scope and key, and inherits "
+                        "from more than one role that has.",
+                        "SET LOCAL ROLE to the role whose key you mean (README \"Who may use a key\").");
+        if (choice.kind == KeyChoice::none) return {KeyRow{}, caller};
+        const KeyRow& row = rows[choice.index];
+        if (std::find(locked.begin(), locked.end(), row.owner) != locked.end()) return {row, row.owner};
+        lock_key(args, row.owner);
+        locked.push_back(row.owner);
+    }
 }
 
-void check_owner(const KeyRow& row) {
-    if (row.found && !may_use(row))
-        throw Error(ErrorCode::key_of_other_role, "idempotency key belongs to another role",
-                    "The key was stored by a role whose privileges the current role does not have.",
-                    "Use keys of your own (e.g. a scope per service), or let the roles share keys "
-                    "on purpose through a common group role (see README \"Who may use a key\").");
+// Before writing to a row stored by 0.1 (no owner), the caller makes it its own (finding 7):
+// first removing its own expired row of the same key, which would otherwise collide.
+SavedPlan drop_expired_own_plan(
+    "DELETE FROM once.keys"
+    " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND owner OPERATOR(pg_catalog.=) $3 AND expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()",
+    {TEXTOID, TEXTOID, OIDOID});
+
+SavedPlan claim_ownerless_plan(
+    "UPDATE once.keys SET owner = $3"
+    " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND owner OPERATOR(pg_catalog.=) 0::pg_catalog.oid",
+    {TEXTOID, TEXTOID, OIDOID});
+
+// Makes the resolved row the caller's when it has no owner; returns the namespace to write.
+// Needs an SPI connection.
+Oid claim_if_ownerless(const KeyArgs& args, const Resolved& resolved) {
+    if (!resolved.row.found || OidIsValid(resolved.target)) return resolved.target;
+    const Oid caller = GetUserId();
+    Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), ObjectIdGetDatum(caller)};
+    AsExtensionOwner owner;
+    drop_expired_own_plan.execute(values, nullptr);
+    if (claim_ownerless_plan.execute(values, nullptr) != 1)
+        throw Error(ErrorCode::internal, "could not take over the idempotency key stored by 0.1");
+    return caller;
 }
 
 [[noreturn]] void throw_mismatch() {
@@ -247,9 +304,8 @@ struct RunOutcome {
 SavedPlan store_result_plan(
     "INSERT INTO once.keys AS k (scope, key, fingerprint, state, response, status, expires_at, owner)"
     " VALUES ($1, $2, $3, 'done', $4, 200, pg_catalog.now() OPERATOR(pg_catalog.+) $5, $6)"
-    " ON CONFLICT (scope, key) DO UPDATE"
+    " ON CONFLICT (scope, key, owner) DO UPDATE"
     "   SET fingerprint = excluded.fingerprint, state = 'done', response = excluded.response,"
-    "       owner = excluded.owner,"
     "       status = 200, recovery_point = NULL, checkpoint = NULL, attempt = 1, lease = NULL,"
     "       locked_until = NULL, created_at = pg_catalog.now(), expires_at = excluded.expires_at"
     " WHERE k.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now()"
@@ -258,10 +314,9 @@ SavedPlan store_result_plan(
 
 RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval* ttl) {
     bytea* fingerprint = request_fingerprint(request);
-    lock_key(args);
-    KeyRow row = lookup(args, fingerprint);
-    if (row.found && !row.expired) {
-        check_owner(row);
+    Resolved resolved = resolve(args, fingerprint);
+    const KeyRow& row = resolved.row;
+    if (row.found) {
         if (!row.fingerprint_matches) throw_mismatch();
         if (row.done) return {true, row.has_response, row.response};
         if (row.lease_active) throw_busy(row.attempt);
@@ -271,11 +326,11 @@ RunOutcome run_once(const KeyArgs& args, Jsonb* request, text* command, Interval
     SpiSession spi;
     RunOutcome outcome;
     Datum response = 0;
-    const Oid caller = GetUserId();
+    const Oid target = claim_if_ownerless(args, resolved);
     outcome.has_response = run_command(command, request, &response);  // as the caller
     Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
                       PointerGetDatum(fingerprint), response, IntervalPGetDatum(ttl),
-                      ObjectIdGetDatum(caller)};
+                      ObjectIdGetDatum(target)};
     const char nulls[] = {' ', ' ', ' ', outcome.has_response ? ' ' : 'n', ' ', ' '};
     uint64 stored;
     {
@@ -295,9 +350,8 @@ SavedPlan acquire_plan(
     "INSERT INTO once.keys AS k (scope, key, fingerprint, state, attempt, lease, locked_until, expires_at, owner)"
     " VALUES ($1, $2, $3, 'in_progress', 1, $4, pg_catalog.now() OPERATOR(pg_catalog.+) $4,"
     "         pg_catalog.now() OPERATOR(pg_catalog.+) $5, $6)"
-    " ON CONFLICT (scope, key) DO UPDATE"
+    " ON CONFLICT (scope, key, owner) DO UPDATE"
     "   SET fingerprint = excluded.fingerprint, state = 'in_progress', response = NULL,"
-    "       owner = excluded.owner,"
     "       status = NULL, recovery_point = NULL, checkpoint = NULL, attempt = 1,"
     "       lease = excluded.lease, locked_until = excluded.locked_until,"
     "       created_at = pg_catalog.now(), expires_at = excluded.expires_at"
@@ -307,9 +361,9 @@ SavedPlan acquire_plan(
 SavedPlan takeover_plan(
     "UPDATE once.keys"
     "   SET attempt = attempt OPERATOR(pg_catalog.+) 1, lease = $3,"
-    "       locked_until = pg_catalog.now() OPERATOR(pg_catalog.+) $3,"
-    "       owner = COALESCE(owner, $4)"  // an ownerless (0.1) key becomes the taker's
+    "       locked_until = pg_catalog.now() OPERATOR(pg_catalog.+) $3"
     " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND owner OPERATOR(pg_catalog.=) $4"
     " RETURNING attempt",
     {TEXTOID, TEXTOID, INTERVALOID, OIDOID});
 
@@ -348,14 +402,13 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
     const char* state;
     {
         bytea* fingerprint = request_fingerprint(request);
-        lock_key(args);
-        KeyRow row = lookup(args, fingerprint);
-        if (!row.expired) check_owner(row);
+        Resolved resolved = resolve(args, fingerprint);
+        const KeyRow& row = resolved.row;
         SpiSession spi;
-        if (!row.found || row.expired) {
+        if (!row.found) {
             Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
                               PointerGetDatum(fingerprint), IntervalPGetDatum(lease),
-                              IntervalPGetDatum(ttl), ObjectIdGetDatum(GetUserId())};
+                              IntervalPGetDatum(ttl), ObjectIdGetDatum(resolved.target)};
             AsExtensionOwner owner;
             if (acquire_plan.execute(values, nullptr) != 1)
                 throw Error(ErrorCode::internal, "could not insert the idempotency key");
@@ -373,9 +426,9 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
             set(kAttempt, Int32GetDatum(row.attempt));
         } else {
             // The holder's lease expired (it crashed or hung): take over, resuming from its
-            // last checkpoint.
+            // last checkpoint. A key stored by 0.1 becomes the taker's (finding 7).
             Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
-                              IntervalPGetDatum(lease), ObjectIdGetDatum(GetUserId())};
+                              IntervalPGetDatum(lease), ObjectIdGetDatum(claim_if_ownerless(args, resolved))};
             int32 attempt;
             {
                 AsExtensionOwner owner;
@@ -398,16 +451,17 @@ SavedPlan checkpoint_plan(
     "   SET recovery_point = $3, checkpoint = $4,"
     "       locked_until = pg_catalog.now() OPERATOR(pg_catalog.+) lease"
     " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND owner OPERATOR(pg_catalog.=) $6"
     "   AND state OPERATOR(pg_catalog.=) 'in_progress'"
     "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()"
     "   AND ($5::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $5)",
-    {TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT4OID});
+    {TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT4OID, OIDOID});
 
 SavedPlan complete_plan(
     "UPDATE once.keys"
-    "   SET state = 'done', response = $3, status = $4, locked_until = NULL,"
-    "       owner = COALESCE(owner, $6)"  // the first role to complete an ownerless (0.1) key owns it
+    "   SET state = 'done', response = $3, status = $4, locked_until = NULL"
     " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND owner OPERATOR(pg_catalog.=) $6"
     "   AND state OPERATOR(pg_catalog.=) 'in_progress'"
     "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()"
     "   AND ($5::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $5)",
@@ -416,16 +470,20 @@ SavedPlan complete_plan(
 SavedPlan release_plan(
     "DELETE FROM once.keys"
     " WHERE scope OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2"
+    "   AND owner OPERATOR(pg_catalog.=) $4"
     "   AND state OPERATOR(pg_catalog.=) 'in_progress'"
     "   AND ($3::pg_catalog.int4 IS NULL OR attempt OPERATOR(pg_catalog.=) $3)",
-    {TEXTOID, TEXTOID, INT4OID});
+    {TEXTOID, TEXTOID, INT4OID, OIDOID});
 
-// Checkpoint, complete and release change a key only for a role that may use it: the attempt
-// number is optional, so without this check any producer could finish or drop another's key.
-uint64 execute_locked(const KeyArgs& args, SavedPlan& plan, const Datum* values, const char* nulls) {
-    lock_key(args);
-    check_owner(lookup(args, nullptr));
+// Checkpoint, complete and release change only the row the caller resolves to (its own, an
+// inherited one, or one stored by 0.1): the attempt number is optional, so without this any
+// producer could finish or drop another's key. The plan's last parameter is the namespace
+// written; complete makes a row stored by 0.1 the caller's first (finding 7).
+uint64 execute_locked(const KeyArgs& args, SavedPlan& plan, Datum* values, const char* nulls, int owner_param,
+                      bool claim) {
+    Resolved resolved = resolve(args, nullptr);
     SpiSession spi;
+    values[owner_param] = ObjectIdGetDatum(claim ? claim_if_ownerless(args, resolved) : resolved.target);
     AsExtensionOwner owner;
     return plan.execute(values, nulls);
 }
@@ -437,11 +495,11 @@ ONCE_SQL_FUNCTION(once_key_checkpoint) {
     if (PG_ARGISNULL(2))
         throw Error(ErrorCode::invalid_argument, "recovery_point must not be NULL",
                     {}, "Name the last finished phase, e.g. 'payment_captured'.");
-    Datum values[5] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), PG_GETARG_DATUM(2),
-                       PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3), 0};
-    char nulls[5] = {' ', ' ', ' ', PG_ARGISNULL(3) ? 'n' : ' ', ' '};
+    Datum values[6] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), PG_GETARG_DATUM(2),
+                       PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3), 0, 0};
+    char nulls[6] = {' ', ' ', ' ', PG_ARGISNULL(3) ? 'n' : ' ', ' ', ' '};
     values[4] = optional_attempt(fcinfo, 4, &nulls[4]);
-    if (execute_locked(args, checkpoint_plan, values, nulls) != 1) throw_not_held("once.key_checkpoint");
+    if (execute_locked(args, checkpoint_plan, values, nulls, 5, false) != 1) throw_not_held("once.key_checkpoint");
     PG_RETURN_VOID();
 }
 
@@ -455,20 +513,19 @@ ONCE_SQL_FUNCTION(once_key_complete) {
         throw Error(ErrorCode::invalid_argument, "status must be between 100 and 599",
                     "status was " + std::to_string(status) + ".");
     Datum values[6] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
-                       PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2), Int32GetDatum(status), 0,
-                       ObjectIdGetDatum(GetUserId())};
+                       PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2), Int32GetDatum(status), 0, 0};
     char nulls[6] = {' ', ' ', PG_ARGISNULL(2) ? 'n' : ' ', ' ', ' ', ' '};
     values[4] = optional_attempt(fcinfo, 4, &nulls[4]);
-    if (execute_locked(args, complete_plan, values, nulls) != 1) throw_not_held("once.key_complete");
+    if (execute_locked(args, complete_plan, values, nulls, 5, true) != 1) throw_not_held("once.key_complete");
     PG_RETURN_VOID();
 }
 
 ONCE_SQL_FUNCTION(once_key_release) {
     KeyArgs args = key_args(fcinfo);
-    Datum values[3] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), 0};
-    char nulls[3] = {' ', ' ', ' '};
+    Datum values[4] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), 0, 0};
+    char nulls[4] = {' ', ' ', ' ', ' '};
     values[2] = optional_attempt(fcinfo, 2, &nulls[2]);
-    PG_RETURN_BOOL(execute_locked(args, release_plan, values, nulls) == 1);
+    PG_RETURN_BOOL(execute_locked(args, release_plan, values, nulls, 3, false) == 1);
 }
 
 ONCE_SQL_FUNCTION(once_request_fingerprint) {

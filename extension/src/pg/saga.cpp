@@ -110,8 +110,8 @@ ONCE_SQL_FUNCTION(once_saga_start) {
     PG_RETURN_TEXT_P(saga_id);
 }
 
-// once.saga_reply(saga_id text, step text, outcome text, output jsonb, message_id text) returns text:
-// applied, duplicate, late or rejected.
+// once.saga_reply(saga_id text, step text, outcome text, output jsonb, message_id text, name text)
+// returns text: applied, duplicate, late or rejected. name: the saga's definition (NULL: by id).
 ONCE_SQL_FUNCTION(once_saga_reply) {
     if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
         auto shown = [&](int i) {
@@ -127,18 +127,19 @@ ONCE_SQL_FUNCTION(once_saga_reply) {
     e.outcome = saga::parse_outcome(text_view(PG_GETARG_TEXT_PP(2)));
     Datum output = nullable_datum(fcinfo, 3);
     e.reason = output_error(output);
-    saga_store::Applied a = saga_store::apply(nullable_text(fcinfo, 0), e, output, nullable_text(fcinfo, 4));
+    saga_store::Applied a = saga_store::apply(nullable_text(fcinfo, 0), nullable_text(fcinfo, 5), e, output,
+                                              nullable_text(fcinfo, 4));
     return text_datum(saga::reply_result_name(a.result));
 }
 
-// once._saga_apply(saga_id text, event jsonb, output jsonb, message_id text) returns jsonb
+// once._saga_apply(saga_id text, event jsonb, output jsonb, message_id text, name text) returns jsonb
 // {"result", "status", "step"}: the events that have no entry point of their own (retry,
 // abort, and those of saga_tick).
 ONCE_SQL_FUNCTION(once_saga_apply) {
     if (PG_ARGISNULL(1)) throw Error(ErrorCode::internal, "saga event is NULL");
     saga::Event e = parse_event(Json::parse(jsonb_text(PG_GETARG_DATUM(1))));
-    saga_store::Applied a = saga_store::apply(nullable_text(fcinfo, 0), e, nullable_datum(fcinfo, 2),
-                                              nullable_text(fcinfo, 3));
+    saga_store::Applied a = saga_store::apply(nullable_text(fcinfo, 0), nullable_text(fcinfo, 4), e,
+                                              nullable_datum(fcinfo, 2), nullable_text(fcinfo, 3));
     Json out = Json::object();
     out.set("result", Json::string(saga::reply_result_name(a.result)));
     out.set("status", Json::string(a.status));
@@ -147,8 +148,9 @@ ONCE_SQL_FUNCTION(once_saga_apply) {
 }
 
 // once.saga_reply_handler(msg once.inbound): the built-in inbox handler for replies arriving
-// through a relay. Payload: {"saga_id": ..., "step": ..., "outcome": ..., "output": {...}}
-// (output optional; output.error carries the failure reason). The inbox message id makes a
+// through a relay. Payload: {"saga_id": ..., "step": ..., "outcome": ..., "output": {...},
+// "saga": ...} (output optional, output.error carries the failure reason; saga optional, the
+// definition's name as the command carried it, needed when several definitions have the id). The inbox message id makes a
 // redelivered reply a duplicate.
 ONCE_SQL_FUNCTION(once_saga_reply_handler) {
     if (PG_ARGISNULL(0))
@@ -161,6 +163,7 @@ ONCE_SQL_FUNCTION(once_saga_reply_handler) {
     char* saga_id = payload_null ? nullptr : field_text(payload, "saga_id");
     char* step = payload_null ? nullptr : field_text(payload, "step");
     char* outcome = payload_null ? nullptr : field_text(payload, "outcome");
+    char* saga_name = payload_null ? nullptr : field_text(payload, "saga");  // optional: the definition
     if (saga_id == nullptr || step == nullptr || outcome == nullptr) {
         std::string shown = payload_null ? std::string("NULL") : jsonb_text(payload).substr(0, 200);
         std::string id = id_null ? std::string("NULL") : std::string(text_view(DatumGetTextPP(message_id)));
@@ -177,7 +180,8 @@ ONCE_SQL_FUNCTION(once_saga_reply_handler) {
     e.step = step;
     e.outcome = saga::parse_outcome(outcome);
     e.reason = output_error(output);
-    saga_store::apply(text_of(saga_id), e, output, id_null ? nullptr : DatumGetTextPP(message_id));
+    saga_store::apply(text_of(saga_id), saga_name ? text_of(saga_name) : nullptr, e, output,
+                      id_null ? nullptr : DatumGetTextPP(message_id));
     PG_RETURN_VOID();
 }
 

@@ -2,6 +2,7 @@
 
 #include "../core/error.hpp"
 #include "../core/saga_definition.hpp"
+#include "saga_start_grants.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
 #include "trace_context.hpp"
@@ -32,8 +33,9 @@ SavedPlan lock_plan(
     "  JOIN once.saga_definitions d"
     "    ON d.name OPERATOR(pg_catalog.=) s.name AND d.version OPERATOR(pg_catalog.=) s.version"
     " WHERE s.saga_id OPERATOR(pg_catalog.=) $1"
+    "   AND ($2::pg_catalog.text IS NULL OR s.name OPERATOR(pg_catalog.=) $2)"
     "   FOR UPDATE OF s",
-    {TEXTOID});
+    {TEXTOID, TEXTOID});
 
 SavedPlan reply_seen_plan(
     "INSERT INTO once.saga_replies (saga_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
@@ -55,7 +57,8 @@ SavedPlan insert_plan(
 SavedPlan existing_plan(
     "SELECT s.name OPERATOR(pg_catalog.=) $2 AND s.input OPERATOR(pg_catalog.=) $3,"
     "       s.name, pg_catalog.left(s.input::pg_catalog.text, 200)"
-    "  FROM once.saga_instances s WHERE s.saga_id OPERATOR(pg_catalog.=) $1",
+    "  FROM once.saga_instances s"
+    " WHERE s.saga_id OPERATOR(pg_catalog.=) $1 AND s.name OPERATOR(pg_catalog.=) $2",
     {TEXTOID, TEXTOID, JSONBOID});
 
 SavedPlan update_plan(
@@ -66,14 +69,15 @@ SavedPlan update_plan(
     "       machine = $4, status = $5, step = $6, attempts = $7, deadline = $8, last_error = $9,"
     "       updated_at = pg_catalog.now(),"
     "       finished_at = CASE WHEN $10 THEN pg_catalog.now() END, failure_cause = $11"
-    " WHERE s.saga_id OPERATOR(pg_catalog.=) $1"
+    " WHERE s.saga_id OPERATOR(pg_catalog.=) $1 AND s.name OPERATOR(pg_catalog.=) $12"
     " RETURNING s.data",
-    {TEXTOID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, TEXTOID, BOOLOID, TEXTOID});
+    {TEXTOID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, TEXTOID, BOOLOID, TEXTOID,
+     TEXTOID});
 
 SavedPlan transition_plan(
-    "INSERT INTO once.saga_transitions (saga_id, from_status, to_status, step, event, reason, message_id)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID});
+    "INSERT INTO once.saga_transitions (saga_id, from_status, to_status, step, event, reason, message_id, name)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID});
 
 // key = saga id: the outbox keeps a saga's commands in send order, so a compensation never
 // overtakes the action it undoes. (Every command is sent as the extension's owner, whoever
@@ -82,7 +86,7 @@ SavedPlan transition_plan(
 SavedPlan send_plan(
     "SELECT once.send($1,"
     "    pg_catalog.jsonb_build_object('saga_id'::pg_catalog.text, $2, 'step'::pg_catalog.text, $3,"
-    "                                  'data'::pg_catalog.text, $4),"
+    "                                  'data'::pg_catalog.text, $4, 'saga'::pg_catalog.text, $6),"
     "    $2,"
     "    pg_catalog.jsonb_build_object('idempotency_key'::pg_catalog.text, $5, 'saga'::pg_catalog.text, $6,"
     "                                  'reply_to'::pg_catalog.text, $7, 'compensate'::pg_catalog.text, $8,"
@@ -147,9 +151,10 @@ void stamp(saga::Event* e) {
 void emit(text* saga_id, const std::string& saga_name, Datum data, const saga::Definition& d,
           const saga::Decision& dec, text* message_id, const std::string& traceparent) {
     for (const auto& t : dec.history) {
-        Datum v[7] = {PointerGetDatum(saga_id), text_datum(t.from), text_datum(t.to), text_datum(t.step),
-                      text_datum(t.event), 0, message_id ? PointerGetDatum(message_id) : Datum(0)};
-        char n[8] = "       ";
+        Datum v[8] = {PointerGetDatum(saga_id), text_datum(t.from), text_datum(t.to), text_datum(t.step),
+                      text_datum(t.event), 0, message_id ? PointerGetDatum(message_id) : Datum(0),
+                      text_datum(saga_name)};
+        char n[9] = "        ";
         v[5] = text_or_null(t.reason, &n[5]);
         n[6] = message_id ? ' ' : 'n';
         transition_plan.execute(v, n);
@@ -168,10 +173,19 @@ void emit(text* saga_id, const std::string& saga_name, Datum data, const saga::D
     }
 }
 
-[[noreturn]] void unknown_saga(text* saga_id) {
+[[noreturn]] void unknown_saga(text* saga_id, text* name) {
     throw Error(ErrorCode::saga_not_found, "saga not found",
-                "No saga has the id " + quoted(text_view(saga_id), 80) + ".",
+                "No saga " + (name ? "of " + quoted(text_view(name), 80) + " " : std::string()) + "has the id " +
+                    quoted(text_view(saga_id), 80) + ".",
                 "Start it with once.saga_start, or check the id (see the once.sagas view).");
+}
+
+// Saga ids are unique per definition: an id alone is ambiguous once two definitions have it.
+[[noreturn]] void ambiguous_saga(text* saga_id) {
+    throw Error(ErrorCode::saga_ambiguous, "saga id is used by sagas of several definitions",
+                "Sagas of more than one definition have the id " + quoted(text_view(saga_id), 80) + ".",
+                "Name the definition: the \"saga\" field of the command, passed back in the reply, or the "
+                "name argument of once.saga_reply, saga_retry or saga_abort.");
 }
 
 }  // namespace
@@ -196,13 +210,16 @@ void check_saga_id(text* saga_id) {
                     "Use 1 to 200 printable characters (at most 255 bytes), e.g. the order id.");
 }
 
-Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) {
+Applied apply(text* saga_id, text* saga_name, saga::Event event, Datum output, text* message_id) {
     check_saga_id(saga_id);
     stamp(&event);
     SpiSession spi;
     AsExtensionOwner owner;
-    Datum id[1] = {PointerGetDatum(saga_id)};
-    if (lock_plan.execute(id, nullptr) != 1) unknown_saga(saga_id);
+    Datum id[2] = {PointerGetDatum(saga_id), saga_name ? PointerGetDatum(saga_name) : Datum(0)};
+    const char id_nulls[] = {' ', saga_name ? ' ' : 'n'};
+    uint64 found = lock_plan.execute(id, id_nulls, 2);
+    if (found == 0) unknown_saga(saga_id, saga_name);
+    if (found > 1) ambiguous_saga(saga_id);
     const std::string name = spi_string(1);
     Datum data, machine, deadline, stored, version;
     spi_value(0, 2, &data);
@@ -220,9 +237,9 @@ Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) 
             // A redelivered reply changes nothing; it is only recorded.
             std::string outcome = event.type == saga::Event::Type::reply ? saga::outcome_name(event.outcome) : "?";
             std::string step = event.step.empty() ? "?" : event.step;
-            Datum t[7] = {PointerGetDatum(saga_id), text_datum(status), text_datum(status), text_datum(event.step),
+            Datum t[8] = {PointerGetDatum(saga_id), text_datum(status), text_datum(status), text_datum(event.step),
                           text_datum("duplicate message ignored"), text_datum("reply " + step + " " + outcome),
-                          PointerGetDatum(message_id)};
+                          PointerGetDatum(message_id), text_datum(name)};
             transition_plan.execute(t, nullptr);
             return {saga::ReplyResult::duplicate, status, step_before};
         }
@@ -239,11 +256,11 @@ Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id) 
     const std::string new_step = d.steps[dec.state.cursor].name;
     bool merge = dec.merge_output && output != 0 &&
                  pg_call([&] { return JB_ROOT_IS_OBJECT(DatumGetJsonbP(output)); });
-    Datum u[11] = {PointerGetDatum(saga_id), BoolGetDatum(merge), output, jsonb_datum(saga::to_json(dec.state, d)),
+    Datum u[12] = {PointerGetDatum(saga_id), BoolGetDatum(merge), output, jsonb_datum(saga::to_json(dec.state, d)),
                    text_datum(new_status), text_datum(new_step), Int32GetDatum(dec.state.attempts),
                    TimestampTzGetDatum(timestamp_from_unix_ms(dec.state.deadline_ms)), 0,
-                   BoolGetDatum(dec.state.final()), 0};
-    char n[12] = "           ";
+                   BoolGetDatum(dec.state.final()), 0, text_datum(name)};
+    char n[13] = "            ";
     n[2] = output == 0 ? 'n' : ' ';
     n[7] = dec.state.deadline_ms ? ' ' : 'n';
     u[8] = text_or_null(dec.state.reason, &n[8]);
@@ -274,6 +291,7 @@ void start(text* name, text* saga_id, Datum input) {
     const Oid started_by = GetUserId();
     const std::string traceparent = current_traceparent();
     SpiSession spi;
+    check_may_start_saga(started_by, name);  // ON407: the definition's start is granted to others
     AsExtensionOwner owner;
     Datum n1[1] = {PointerGetDatum(name)};
     if (latest_definition_plan.execute(n1, nullptr, 1) != 1)

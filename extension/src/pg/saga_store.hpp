@@ -26,7 +26,9 @@ void check_saga_id(text* saga_id);
 // Applies one event to a saga: lock, (for a reply with a message id) drop a redelivery,
 // decide, store, send. `output` (jsonb, 0 = NULL) is a step's output, merged into the saga's
 // data when the machine accepts the step. now_ms and random01 of the event are filled here.
-Applied apply(text* saga_id, saga::Event event, Datum output, text* message_id);
+// saga_name: the saga's definition, or nullptr to find the saga by its id alone (ON408 when
+// sagas of several definitions have it).
+Applied apply(text* saga_id, text* saga_name, saga::Event event, Datum output, text* message_id);
 
 // Starts a saga of the latest version of definition `name` (idempotent on saga_id).
 // `input` is jsonb or 0 (= '{}').

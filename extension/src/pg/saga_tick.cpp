@@ -33,27 +33,27 @@ constexpr int kDefaultMax = 1000;
 constexpr int kMaxLocalChain = 100;  // local steps run back to back for one saga, at most
 
 SavedPlan due_plan(
-    "SELECT d.saga_id, d.local IS NULL FROM once._saga_due($1) d",
+    "SELECT d.saga_id, d.local IS NULL, d.name FROM once._saga_due($1) d",
     {INT4OID});
 
 SavedPlan deadline_plan(
     "SELECT once._saga_apply($1, '{\"type\": \"deadline\"}'::pg_catalog.jsonb, "
-    "NULL::pg_catalog.jsonb, NULL::pg_catalog.text)",
-    {TEXTOID});
+    "NULL::pg_catalog.jsonb, NULL::pg_catalog.text, $2)",
+    {TEXTOID, TEXTOID});
 
 SavedPlan local_plan(
     "SELECT l.local OPERATOR(pg_catalog.->>) 'function'::pg_catalog.text, "
     "       l.local OPERATOR(pg_catalog.->>) 'step'::pg_catalog.text, "
     "       (l.local OPERATOR(pg_catalog.->>) 'compensate'::pg_catalog.text)::pg_catalog.bool, "
     "       l.data, l.run_as::pg_catalog.oid "
-    "  FROM once._saga_local($1) l",
-    {TEXTOID});
+    "  FROM once._saga_local($1, $2) l",
+    {TEXTOID, TEXTOID});
 
 SavedPlan local_outcome_plan(
     "SELECT once._saga_apply($1, pg_catalog.jsonb_build_object("
     "    'type'::pg_catalog.text, 'reply'::pg_catalog.text, 'step'::pg_catalog.text, $2, "
-    "    'outcome'::pg_catalog.text, $3, 'reason'::pg_catalog.text, $4), $5, NULL::pg_catalog.text)",
-    {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID});
+    "    'outcome'::pg_catalog.text, $3, 'reason'::pg_catalog.text, $4), $5, NULL::pg_catalog.text, $6)",
+    {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID});
 
 struct LocalStep {
     std::string function;
@@ -151,20 +151,20 @@ LocalResult run_local(const LocalStep& step, text* saga_id) {
 }
 
 // Applies a local step's outcome (as the owner, through _saga_apply).
-void apply_local_outcome(text* saga_id, const LocalStep& step, const LocalResult& r) {
+void apply_local_outcome(text* saga_id, text* name, const LocalStep& step, const LocalResult& r) {
     const char* outcome = step.compensate ? (r.ok ? "compensated" : "compensation_failed")
                                           : (r.ok ? "succeeded" : "failed");
-    Datum values[5] = {PointerGetDatum(saga_id), text_datum(step.step), text_datum(outcome),
-                       r.ok ? Datum(0) : text_datum(r.error), r.output};
-    char nulls[5] = {' ', ' ', ' ', r.ok ? 'n' : ' ', r.output == 0 ? 'n' : ' '};
+    Datum values[6] = {PointerGetDatum(saga_id), text_datum(step.step), text_datum(outcome),
+                       r.ok ? Datum(0) : text_datum(r.error), r.output, PointerGetDatum(name)};
+    char nulls[6] = {' ', ' ', ' ', r.ok ? 'n' : ' ', r.output == 0 ? 'n' : ' ', ' '};
     AsExtensionOwner owner;
     local_outcome_plan.execute(values, nulls);
 }
 
 // The local step the saga waits for, if any (as the owner). Copies what it returns out of SPI.
-bool waiting_local_step(text* saga_id, LocalStep* step, const SpiSession& spi) {
+bool waiting_local_step(text* saga_id, text* name, LocalStep* step, const SpiSession& spi) {
     AsExtensionOwner owner;
-    Datum values[1] = {PointerGetDatum(saga_id)};
+    Datum values[2] = {PointerGetDatum(saga_id), PointerGetDatum(name)};
     if (local_plan.execute(values, nullptr, 1) != 1) return false;
     step->function = spi_text(0, 1);
     step->step = spi_text(0, 2);
@@ -179,7 +179,7 @@ bool waiting_local_step(text* saga_id, LocalStep* step, const SpiSession& spi) {
 
 int32 tick(int32 max) {
     SpiSession spi;
-    std::vector<std::string> ids;
+    std::vector<std::string> ids, names;  // a saga is (name, saga_id)
     std::vector<bool> has_local;
     {
         AsExtensionOwner owner;
@@ -189,19 +189,21 @@ int32 tick(int32 max) {
             ids.push_back(spi_text(row, 1));
             Datum local_is_null;
             has_local.push_back(spi_value(row, 2, &local_is_null) && !DatumGetBool(local_is_null));
+            names.push_back(spi_text(row, 3));
         }
     }
     for (size_t i = 0; i < ids.size(); ++i) {
         text* saga_id = pg_call([&] { return cstring_to_text_with_len(ids[i].data(), static_cast<int>(ids[i].size())); });
+        text* name = pg_call([&] { return cstring_to_text_with_len(names[i].data(), static_cast<int>(names[i].size())); });
         if (!has_local[i]) {
             AsExtensionOwner owner;
-            Datum values[1] = {PointerGetDatum(saga_id)};
+            Datum values[2] = {PointerGetDatum(saga_id), PointerGetDatum(name)};
             deadline_plan.execute(values, nullptr);
         }
         // Local steps: a chain of them runs at once, bounded.
         LocalStep step;
-        for (int chain = 0; chain < kMaxLocalChain && waiting_local_step(saga_id, &step, spi); ++chain)
-            apply_local_outcome(saga_id, step, run_local(step, saga_id));
+        for (int chain = 0; chain < kMaxLocalChain && waiting_local_step(saga_id, name, &step, spi); ++chain)
+            apply_local_outcome(saga_id, name, step, run_local(step, saga_id));
     }
     return static_cast<int32>(ids.size());
 }

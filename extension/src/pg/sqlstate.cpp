@@ -13,7 +13,7 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::key_busy:               return MAKE_SQLSTATE('O', 'N', '1', '0', '3');
         case ErrorCode::key_not_held:           return MAKE_SQLSTATE('O', 'N', '1', '0', '4');
         case ErrorCode::invalid_command_result: return MAKE_SQLSTATE('O', 'N', '1', '0', '5');
-        case ErrorCode::key_of_other_role:      return MAKE_SQLSTATE('O', 'N', '1', '0', '6');
+        case ErrorCode::key_ambiguous:      return MAKE_SQLSTATE('O', 'N', '1', '0', '6');
         case ErrorCode::invalid_topic:          return MAKE_SQLSTATE('O', 'N', '2', '0', '1');
         case ErrorCode::payload_too_large:      return MAKE_SQLSTATE('O', 'N', '2', '0', '2');
         case ErrorCode::invalid_payload:        return MAKE_SQLSTATE('O', 'N', '2', '0', '3');
@@ -43,6 +43,8 @@ int sqlstate_for(ErrorCode code) {
         case ErrorCode::saga_input_mismatch:     return MAKE_SQLSTATE('O', 'N', '4', '0', '4');
         case ErrorCode::saga_invalid_state:      return MAKE_SQLSTATE('O', 'N', '4', '0', '5');
         case ErrorCode::saga_invalid_reply:      return MAKE_SQLSTATE('O', 'N', '4', '0', '6');
+        case ErrorCode::saga_start_denied:       return MAKE_SQLSTATE('O', 'N', '4', '0', '7');
+        case ErrorCode::saga_ambiguous:          return MAKE_SQLSTATE('O', 'N', '4', '0', '8');
         case ErrorCode::sql_version_mismatch:    return MAKE_SQLSTATE('O', 'N', '0', '0', '1');
         case ErrorCode::internal:               return ERRCODE_INTERNAL_ERROR;                // XX000
     }
