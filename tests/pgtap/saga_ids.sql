@@ -5,7 +5,7 @@
 -- definition's name ("saga"), and replies, saga_retry and saga_abort may name it: they must
 -- when sagas of several definitions have the id (ON408).
 BEGIN;
-SELECT plan(22);
+SELECT plan(25);
 
 SELECT once.saga_define('payment', $${"steps": [
   {"name": "charge", "action": {"topic": "pay.charge"}, "compensation": {"topic": "pay.refund"}},
@@ -66,6 +66,16 @@ SELECT is(pg_temp.status('newsletter', 'order-42'), 'completed', '... touches on
 SELECT is((SELECT array_agg(DISTINCT name) FROM once.saga_history WHERE saga_id = 'order-42' AND to_status = 'compensating'),
           ARRAY['payment'], 'the history names the definition of each transition');
 SELECT throws_ok($$SELECT once.saga_retry('order-42')$$, 'ON408', NULL, 'saga_retry by an ambiguous id: ON408');
+
+-- Per-key order is per role (finding 4): a saga's commands (key = saga id) are in the order of
+-- the role that started it, whoever drives it, so the squatter's own saga order-42 cannot hold
+-- back payments_svc's commands of order-42.
+SELECT is((SELECT array_agg(DISTINCT key_owner::regrole::text) FROM once.outbox WHERE payload->>'saga' = 'payment' AND key = 'order-42'),
+          ARRAY['payments_svc'], 'every payment command of order-42 is in the order of the role that started it');
+SELECT is((SELECT count(*) FROM once.outbox WHERE payload->>'saga' = 'payment' AND key = 'order-42'), 3::bigint,
+          '... the first (sent by saga_start), the second (sent by a reply applied by the superuser) and a compensation');
+SELECT is((SELECT array_agg(DISTINCT key_owner::regrole::text) FROM once.outbox WHERE payload->>'saga' = 'newsletter' AND key = 'order-42'),
+          ARRAY['squatter'], 'the squatter''s commands of order-42 are in its own order');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -49,6 +49,7 @@ struct Released {
     bool operator==(const Released& o) const { return key == o.key && owner == o.owner && seq == o.seq; }
 };
 std::vector<Released> released_in_xact;  // (duplicates allowed)
+std::optional<Oid> key_owner_override;   // set by a KeyOwnerScope
 
 uint32 key_hash(std::string_view key) {
     return hash_bytes(reinterpret_cast<const unsigned char*>(key.data()), static_cast<int>(key.size()));
@@ -284,6 +285,7 @@ void xact_callback(XactEvent event, void*) {
         case XACT_EVENT_PARALLEL_ABORT:
             sent_in_xact.clear();
             released_in_xact.clear();
+            key_owner_override.reset();   // (a scope unwound by an error restores it already)
             break;
         default:
             break;
@@ -321,6 +323,11 @@ void outbox_key_order_sent(text* key, Oid owner, const Uuid& id, const Uuid& seq
 void outbox_key_released(std::string_view key, Oid owner, const Uuid& seq) {
     released_in_xact.push_back(Released{std::string(key), owner, seq});
 }
+
+Oid current_key_owner() { return key_owner_override ? *key_owner_override : GetUserId(); }
+
+KeyOwnerScope::KeyOwnerScope(Oid owner) : saved_(key_owner_override) { key_owner_override = owner; }
+KeyOwnerScope::~KeyOwnerScope() { key_owner_override = saved_; }
 
 ArrayType* prepared_key_buckets() {
     static std::vector<int32> buckets;

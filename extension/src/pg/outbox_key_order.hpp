@@ -73,6 +73,25 @@ void outbox_key_order_sent(text* key, Oid owner, const Uuid& id, const Uuid& seq
 // commit.
 void outbox_key_released(std::string_view key, Oid owner, const Uuid& seq);
 
+// The role whose order a keyed once.send joins: the current role, unless a KeyOwnerScope is
+// alive.
+Oid current_key_owner();
+
+// While alive, once.send records `owner` as its keyed messages' key_owner instead of the
+// current role: a saga's commands are sent by whichever role drives it (saga_start, a reply,
+// saga_tick) and must stay one order, the order of the role that started the saga
+// (saga_store.cpp).
+class KeyOwnerScope {
+public:
+    explicit KeyOwnerScope(Oid owner);
+    ~KeyOwnerScope();
+    KeyOwnerScope(const KeyOwnerScope&) = delete;
+    KeyOwnerScope& operator=(const KeyOwnerScope&) = delete;
+
+private:
+    std::optional<Oid> saved_;
+};
+
 // The lock buckets that prepared transactions hold now, for claims to skip (NULL: none, and
 // always NULL with max_prepared_transactions = 0). Refreshed at most once a second per backend:
 // a claim made in between may still take such a key, and its commit then fails with ON216.

@@ -142,7 +142,7 @@ ONCE_SQL_FUNCTION(once_send) {
     Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
     // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
     Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
-    const Oid key_owner = GetUserId();   // (read before AsExtensionOwner switches the user)
+    const Oid key_owner = current_key_owner();   // (read before AsExtensionOwner switches the user)
     uint64 inserted;
     bool waiting = false;
     {
@@ -224,7 +224,7 @@ ONCE_SQL_FUNCTION(once_send_many) {
 
     std::vector<Datum> ids(n), key_seqs(n);
     std::vector<bool> seq_nulls(n, true);
-    const Oid key_owner = GetUserId();   // (read before AsExtensionOwner switches the user)
+    const Oid key_owner = current_key_owner();   // (read before AsExtensionOwner switches the user)
     {
         SpiSession spi;
         check_may_publish(text_view(topic));

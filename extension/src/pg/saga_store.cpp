@@ -3,6 +3,7 @@
 #include "../core/error.hpp"
 #include "../core/saga_definition.hpp"
 #include "saga_start_grants.hpp"
+#include "outbox_key_order.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
 #include "trace_context.hpp"
@@ -28,7 +29,8 @@ namespace {
 // ------------------------------------------------------------------------ statements
 
 SavedPlan lock_plan(
-    "SELECT s.name, s.data, s.machine, s.status, s.deadline, d.definition, s.version, s.step, s.traceparent"
+    "SELECT s.name, s.data, s.machine, s.status, s.deadline, d.definition, s.version, s.step, s.traceparent,"
+    "       COALESCE(s.started_by, 0)"
     "  FROM once.saga_instances s"
     "  JOIN once.saga_definitions d"
     "    ON d.name OPERATOR(pg_catalog.=) s.name AND d.version OPERATOR(pg_catalog.=) s.version"
@@ -80,8 +82,10 @@ SavedPlan transition_plan(
     {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID});
 
 // key = saga id: the outbox keeps a saga's commands in send order, so a compensation never
-// overtakes the action it undoes. (Every command is sent as the extension's owner, whoever
-// drives the saga: per-key order is per sending role, and a saga's commands are one order.) Header values are strings (HTTP, NATS). $10: the command's
+// overtakes the action it undoes. Per-key order is per role (outbox_key_order.hpp): whoever
+// drives the saga (saga_start, a reply, saga_tick), its commands join the order of the role
+// that started it (key_owner = started_by; 0 for sagas started before 0.3, whose earlier
+// commands have owner 0), so another role's saga with the same id cannot hold them back. Header values are strings (HTTP, NATS). $10: the command's
 // traceparent, a child of the saga's (NULL: the saga was not started under a trace).
 SavedPlan send_plan(
     "SELECT once.send($1,"
@@ -149,7 +153,7 @@ void stamp(saga::Event* e) {
 
 // Records a decision's history and sends its commands through the outbox.
 void emit(text* saga_id, const std::string& saga_name, Datum data, const saga::Definition& d,
-          const saga::Decision& dec, text* message_id, const std::string& traceparent) {
+          const saga::Decision& dec, text* message_id, const std::string& traceparent, Oid started_by) {
     for (const auto& t : dec.history) {
         Datum v[8] = {PointerGetDatum(saga_id), text_datum(t.from), text_datum(t.to), text_datum(t.step),
                       text_datum(t.event), 0, message_id ? PointerGetDatum(message_id) : Datum(0),
@@ -169,6 +173,7 @@ void emit(text* saga_id, const std::string& saga_name, Datum data, const saga::D
                        text_datum(std::to_string(c.attempt)), 0};
         char n[11] = "          ";
         v[9] = text_or_null(span, &n[9]);
+        KeyOwnerScope key_owner(started_by);
         send_plan.execute(v, n);
     }
 }
@@ -230,6 +235,8 @@ Applied apply(text* saga_id, text* saga_name, saga::Event event, Datum output, t
     spi_value(0, 7, &version);
     const std::string step_before = spi_string(8);
     const std::string traceparent = spi_string(9);
+    Datum started_by;
+    spi_value(0, 10, &started_by);
 
     if (message_id != nullptr) {
         Datum v[2] = {PointerGetDatum(saga_id), PointerGetDatum(message_id)};
@@ -268,7 +275,7 @@ Applied apply(text* saga_id, text* saga_name, saga::Event event, Datum output, t
     if (update_plan.execute(u, n) != 1) throw Error(ErrorCode::internal, "could not store a saga decision");
     Datum new_data;
     spi_value(0, 1, &new_data);
-    emit(saga_id, name, new_data, d, dec, message_id, traceparent);
+    emit(saga_id, name, new_data, d, dec, message_id, traceparent, DatumGetObjectId(started_by));
     return {dec.result, new_status, new_step};
 }
 
@@ -317,7 +324,7 @@ void start(text* name, text* saga_id, Datum input) {
     if (insert_plan.execute(v, nulls) == 1) {
         Datum data;
         spi_value(0, 1, &data);
-        emit(saga_id, saga_name, data, d, dec, nullptr, traceparent);
+        emit(saga_id, saga_name, data, d, dec, nullptr, traceparent, started_by);
         return;
     }
     // Idempotent: the same start again returns the same saga and sends nothing.
