@@ -13,6 +13,8 @@ SELECT pg_create_logical_replication_slot('once_wal_transport', 'pgoutput') IS N
 -- pg_once's library is loaded by the first once.send: this SET lands on a placeholder first.
 SET once.transport = 'wal';
 SELECT once.send('wal.unkeyed', '{"n": 1}', headers => '{"h": "v"}') AS wal_id \gset
+-- A second one in the same session: the backend's HMAC context is re-used (wal_message_tag.cpp).
+SELECT once.send('wal.second', '{"n": 7}') AS second_id \gset
 SELECT once.send('wal.keyed', '{"n": 2}', key => 'k') AS keyed_id \gset
 SELECT once.send('wal.delayed', '{"n": 3}', deliver_at => now() + interval '1 hour') AS delayed_id \gset
 SELECT once.send('wal.explicit', '{"n": 4}', message_id => 'a1b2c3d4-0000-4000-8000-000000000004') AS explicit_id \gset
@@ -23,19 +25,22 @@ RESET once.transport;
 SELECT once.send('table.after_reset', '{"n": 6}') AS table_id \gset
 
 BEGIN;
-SELECT plan(22);
+SELECT plan(24);
 
 -- pgoutput's Message: 'M', flags, LSN (8 bytes), prefix and NUL, content length (4), content.
-CREATE TEMP TABLE wal_messages AS
+CREATE TEMP TABLE wal_all AS
 SELECT get_byte(data, 1) AS flags, substring(data FROM 23) AS content
   FROM pg_logical_slot_peek_binary_changes('once_wal_transport', NULL, NULL, 'proto_version', '1',
                                            'publication_names', 'once_wal_pgtap', 'messages', 'true')
  WHERE get_byte(data, 0) = ascii('M') AND substring(data FROM 11 FOR 8) = '\x70675f6f6e636500'::bytea;
+CREATE TEMP TABLE wal_messages AS  -- the first one
+SELECT * FROM wal_all WHERE substring(content FROM 2 FOR 16) = uuid_send(:'wal_id');
 
 SELECT is((SELECT count(*) FROM once.outbox WHERE id = :'wal_id'), 0::bigint,
           'an unkeyed send in wal mode writes no outbox row');
-SELECT is((SELECT count(*) FROM wal_messages), 1::bigint,
-          'the slot holds exactly one pg_once message: the committed unkeyed one, not the rolled-back one');
+SELECT is((SELECT count(*) FROM wal_messages), 1::bigint, 'the slot holds the committed unkeyed message');
+SELECT is((SELECT count(*) FROM wal_all), 2::bigint,
+          '... and the second: two pg_once messages, not the rolled-back one');
 SELECT is((SELECT flags FROM wal_messages), 1, 'the message is transactional');
 SELECT is((SELECT substring(content FROM 1 FOR 17) FROM wal_messages), '\x01'::bytea || uuid_send(:'wal_id'),
           'its content starts with format version 1 and the id once.send returned');
@@ -67,6 +72,10 @@ SELECT is((SELECT substring(content FROM octet_length(content) - 15) FROM wal_me
           (SELECT substring(pg_temp.hmac_sha256(once.wal_secret(), substring(content FOR octet_length(content) - 16))
                             FOR 16) FROM wal_messages),
           'the tag is the first 16 bytes of HMAC-SHA256(once.wal_secret(), every byte before it)');
+SELECT ok((SELECT bool_and(substring(content FROM octet_length(content) - 15)
+                           = substring(pg_temp.hmac_sha256(once.wal_secret(),
+                                                           substring(content FOR octet_length(content) - 16)) FOR 16))
+             FROM wal_all), '... also for the session''s second message (the re-used HMAC context)');
 SELECT is(octet_length(once.wal_secret()), 32, 'the key is 32 bytes');
 SELECT is((SELECT count(*) FROM once.wal_secret), 1::bigint, 'once.wal_secret holds one key');
 SELECT throws_ok($$INSERT INTO once.wal_secret (secret) VALUES (decode(repeat('00', 32), 'hex'))$$, '23505', NULL,
