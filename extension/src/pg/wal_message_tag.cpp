@@ -39,11 +39,11 @@ const std::array<uint8, kWalSecretSize>& database_secret() {
     return secret;
 }
 
-// One HMAC context for the backend's life, re-keyed per message (pg_hmac_init): creating and
-// freeing one per message doubled the cost of a WAL send (measured: docs/design.md). With
-// OpenSSL, PostgreSQL ties a context to CurrentResourceOwner and frees it when that owner is
-// released (at the end of the transaction); this one belongs to a resource owner of its own
-// that is never released, so it lives as long as the backend.
+// One HMAC context for the backend's life (with keyless_reinit_ok below, a context created and
+// keyed per message doubled the cost of a WAL send: docs/design.md). With OpenSSL, PostgreSQL
+// ties a context to CurrentResourceOwner and frees it when that owner is released (at the end
+// of the transaction); this one belongs to a resource owner of its own that is never
+// released, so it lives as long as the backend.
 pg_hmac_ctx* backend_hmac_context() {
     static pg_hmac_ctx* context = nullptr;
     if (context != nullptr) return context;

@@ -5,7 +5,8 @@
 //
 // The key is read once per backend (as the extension's owner: nobody else may read the
 // table) and kept for the backend's life. Replacing it therefore needs every producer
-// session and every relay to reconnect; pg_once offers no rotation command.
+// session and every relay to reconnect (so does DROP and CREATE EXTENSION in one session);
+// pg_once offers no rotation command.
 #pragma once
 
 #include "../core/wal_message.hpp"
