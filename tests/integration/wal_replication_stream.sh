@@ -31,15 +31,27 @@ once_cluster_stop
 once_cluster_start fsync=off wal_level=logical
 conninfo="host=$PGHOST port=$PGPORT user=$PGUSER dbname=postgres"
 
+sql >/dev/null 2>&1 -c "CREATE EXTENSION pg_once"  # (its key tags the messages built below)
 sql >/dev/null <<'SQL'
 CREATE PUBLICATION once_wal_test;  -- no tables: the stream carries only logical messages
 SELECT pg_create_logical_replication_slot('once_wal_test', 'pgoutput');
+-- HMAC-SHA256 (RFC 2104) from sha256(), for keys up to 64 bytes.
+CREATE FUNCTION hmac_sha256(key bytea, msg bytea) RETURNS bytea LANGUAGE sql AS $$
+  WITH k AS (SELECT key || decode(repeat('00', 64 - octet_length(key)), 'hex') AS k),
+       pads AS (SELECT decode(string_agg(lpad(to_hex(get_byte(k, i) # 54), 2, '0'), '' ORDER BY i), 'hex') AS ipad,
+                       decode(string_agg(lpad(to_hex(get_byte(k, i) # 92), 2, '0'), '' ORDER BY i), 'hex') AS opad
+                  FROM k, generate_series(0, 63) i)
+  SELECT sha256(opad || sha256(ipad || msg)) FROM pads
+$$;
 -- The content of a pg_once WAL message (extension/src/core/wal_message.hpp), built here in
--- SQL from the documented layout, independently of the C++ encoder. Message n has the id
--- 00000000-0000-0000-0000-<n> and created_at 1764150000000000 + n.
+-- SQL from the documented layout, independently of the C++ encoder, and tagged with the
+-- database's key. Message n has the id 00000000-0000-0000-0000-<n> and created_at
+-- 1764150000000000 + n.
+CREATE FUNCTION tagged(body bytea) RETURNS bytea
+LANGUAGE sql AS $$ SELECT body || substring(hmac_sha256(once.wal_secret(), body) FOR 16) $$;
 CREATE FUNCTION wal_msg(n int, topic text, key text, headers text, payload text) RETURNS bytea
 LANGUAGE sql AS $$
-  SELECT '\x01'::bytea
+  SELECT tagged('\x01'::bytea
       || uuid_send(('00000000-0000-0000-0000-' || lpad(n::text, 12, '0'))::uuid)
       || int8send(1764150000000000 + n)
       || int2send(octet_length(topic)::int2) || convert_to(topic, 'UTF8')
@@ -47,7 +59,7 @@ LANGUAGE sql AS $$
               ELSE int2send(octet_length(key)::int2) || convert_to(key, 'UTF8') END
       || CASE WHEN headers IS NULL THEN '\xffffffff'::bytea
               ELSE int4send(octet_length(headers)) || convert_to(headers, 'UTF8') END
-      || int4send(octet_length(payload)) || convert_to(payload, 'UTF8')
+      || int4send(octet_length(payload)) || convert_to(payload, 'UTF8'))
 $$;
 CREATE FUNCTION emit(n int, topic text, key text DEFAULT NULL, headers text DEFAULT NULL,
                      payload text DEFAULT '{}') RETURNS int
@@ -84,6 +96,8 @@ sql -c "BEGIN" -c "SELECT emit(6, 't.s1')" -c "SAVEPOINT s" -c "SELECT emit(91, 
 # Another prefix is skipped; a pg_once message of an unknown format version is reported.
 sql -c "SELECT pg_logical_emit_message(true, 'other', 'x')" \
     -c "SELECT pg_logical_emit_message(true, 'pg_once', '\\x02'::bytea)" >/dev/null
+# once.send itself (once.transport = 'wal'): the extension's encoder and tag, read by the relay's decoder.
+sql -c "SET once.transport = 'wal'" -c "SELECT once.send('t.sent', '{\"n\": 10}')" >/dev/null
 # The sentinel: each run reads until its transaction ends.
 sql -c "SELECT emit(8, 't.end')" >/dev/null
 
@@ -100,7 +114,7 @@ run_dump() {  # run_dump NAME [--confirm-after N]
     "$dump" "$conninfo" once_wal_test once_wal_test --until-topic t.end --timeout-seconds 60 "$@" >"$work/$name.out" \
         || { cat "$work/$name.out"; return 1; }
 }
-all="t.one t.two t.b1 t.a1 t.a2 t.s1 t.s3 malformed t.end "
+all="t.one t.two t.b1 t.a1 t.a2 t.s1 t.s3 malformed t.sent t.end "
 
 confirmed_before=$(slot_state)
 run_dump first --confirm-after 3
@@ -109,6 +123,8 @@ check "the first read gets every committed message once, in commit order, none r
 check "message 1 decodes with id, created_at, topic, key, headers and payload" \
     test "$(awk '$1 == "msg" && $5 == "t.one" { $1 = ""; $2 = ""; print }' "$work/first.out")" \
     = '  00000000-0000-0000-0000-000000000001 1764150000000001 t.one k1 {"h":"v"} {"n":1}'
+check "a message of once.send in wal mode decodes: no key, no headers, the payload as jsonb prints it" \
+    test "$(awk '$1 == "msg" && $5 == "t.sent" { print $6, $7, $8, $9 }' "$work/first.out")" = '- - {"n": 10}'
 check "absent key and headers decode as absent" \
     test "$(awk '$1 == "msg" && $5 == "t.two" { print $6, $7, $8 }' "$work/first.out")" = '- - {}'
 commit_of() { awk -v t="$2" '$1 == "msg" && $5 == t { print $2 }' "$1"; }
@@ -125,26 +141,26 @@ check "the slot moved from where it was to the confirmed position" test "$(slot_
 
 run_dump second
 check "after reconnecting, delivery resumes after t.b1: the later messages again, none before" \
-    test "$(sequence "$work/second.out")" = "t.a1 t.a2 t.s1 t.s3 malformed t.end "
+    test "$(sequence "$work/second.out")" = "t.a1 t.a2 t.s1 t.s3 malformed t.sent t.end "
 once_wait_for "the second reader to release the slot" 30 slot_released_at "$first_confirmed"
 check "reading without confirming leaves the slot where it was" slot_released_at "$first_confirmed"
 
 # Confirming after t.a2 confirms its whole transaction (t.a1 with it).
 run_dump third --confirm-after 2
 check "the unconfirmed messages are delivered again" \
-    test "$(sequence "$work/third.out")" = "t.a1 t.a2 t.s1 t.s3 malformed t.end "
+    test "$(sequence "$work/third.out")" = "t.a1 t.a2 t.s1 t.s3 malformed t.sent t.end "
 third_confirmed=$(awk '$1 == "confirmed" { print $2 }' "$work/third.out" | tail -n 1)
 once_wait_for "the slot to be confirmed at $third_confirmed" 30 slot_released_at "$third_confirmed"
 # One of transaction S's two messages settled: S is not confirmed, the slot stays.
 run_dump fourth --confirm-after 1
 check "after confirming transaction A, delivery resumes with the next transaction" \
-    test "$(sequence "$work/fourth.out")" = "t.s1 t.s3 malformed t.end "
+    test "$(sequence "$work/fourth.out")" = "t.s1 t.s3 malformed t.sent t.end "
 check "with only one of a transaction's messages settled, nothing is confirmed" \
     bash -c "! grep -q '^confirmed' '$work/fourth.out'"
 once_wait_for "the fourth reader to release the slot" 30 slot_released_at "$third_confirmed"
 run_dump fifth
 check "... and the whole transaction is delivered again" \
-    test "$(sequence "$work/fifth.out")" = "t.s1 t.s3 malformed t.end "
+    test "$(sequence "$work/fifth.out")" = "t.s1 t.s3 malformed t.sent t.end "
 
 # An idle slot: with everything settled, the reader confirms the position of a keepalive, so
 # WAL that other transactions wrote (no pg_once message, nothing decoded) is not held.

@@ -97,14 +97,45 @@ std::string encode_wal_message(const WalMessage& m) {
     return out;
 }
 
-WalMessage decode_wal_message(std::string_view content) {
-    Reader r(content);
-    auto version = static_cast<uint8_t>(r.uint(1, "the format version"));
+void append_wal_message_tag(std::string& encoded, const WalMessageTag& tag) {
+    encoded.append(reinterpret_cast<const char*>(tag.data()), tag.size());
+}
+
+WalMessageTag wal_message_tag(const uint8_t* hmac_sha256, size_t size) {
+    if (size < kWalMessageTagSize) throw std::length_error("pg_once WAL message: a MAC shorter than the tag");
+    WalMessageTag tag;
+    std::memcpy(tag.data(), hmac_sha256, tag.size());
+    return tag;
+}
+
+std::string_view wal_message_tagged_bytes(std::string_view content) {
+    if (content.size() < kWalMessageTagSize) {
+        throw WalMessageFormatError("pg_once WAL message truncated: " + std::to_string(content.size()) +
+                                    " bytes, fewer than its " + std::to_string(kWalMessageTagSize) + "-byte tag");
+    }
+    return content.substr(0, content.size() - kWalMessageTagSize);
+}
+
+bool wal_message_tags_equal(const WalMessageTag& carried, const WalMessageTag& computed) {
+    // Every byte is compared whatever the earlier ones were; volatile keeps the compiler from
+    // turning the loop back into an early exit.
+    volatile uint8_t difference = 0;
+    for (size_t i = 0; i < carried.size(); ++i) difference = difference | (carried[i] ^ computed[i]);
+    return difference == 0;
+}
+
+DecodedWalMessage decode_wal_message(std::string_view content) {
+    // The version first: another version may place or size its tag differently.
+    auto version = static_cast<uint8_t>(Reader(content).uint(1, "the format version"));
     if (version != kWalMessageVersion) {
         throw WalMessageFormatError("pg_once WAL message has format version " + std::to_string(version) +
                                     ", this relay reads version " + std::to_string(kWalMessageVersion));
     }
-    WalMessage m;
+    std::string_view body = wal_message_tagged_bytes(content);
+    DecodedWalMessage m;
+    std::memcpy(m.tag.data(), content.data() + body.size(), m.tag.size());
+    Reader r(body);
+    r.uint(1, "the format version");
     std::string_view id = r.bytes(m.id.size(), "the id");
     std::memcpy(m.id.data(), id.data(), m.id.size());
     m.created_at_us = static_cast<int64_t>(r.uint(8, "created_at"));
@@ -117,8 +148,8 @@ WalMessage decode_wal_message(std::string_view content) {
     auto payload_len = static_cast<uint32_t>(r.uint(4, "the payload length"));
     m.payload = std::string(r.bytes(payload_len, "the payload"));
     if (!r.at_end()) {
-        throw WalMessageFormatError("pg_once WAL message has " + std::to_string(content.size() - r.position()) +
-                                    " bytes after the payload");
+        throw WalMessageFormatError("pg_once WAL message has " + std::to_string(body.size() - r.position()) +
+                                    " bytes between the payload and the tag");
     }
     return m;
 }

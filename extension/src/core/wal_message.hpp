@@ -11,13 +11,21 @@
 //   u16  key length, then the key bytes; 0xFFFF = no key (a key is at most 0xFFFE bytes)
 //   u32  headers length, then the headers' JSON text; 0xFFFFFFFF = no headers
 //   u32  payload length, then the payload's JSON text
-// Nothing follows the payload. A decoder meets this content in a stream it does not control
+//   16   tag: the first 16 bytes of HMAC-SHA256(key, every byte before the tag)
+// Nothing follows the tag. A decoder meets this content in a stream it does not control
 // (any role that may call pg_logical_emit_message can write a "pg_once" message), so decoding
-// checks every length against the bytes present and never reads past them.
+// checks every length against the bytes present and never reads past them, and a reader
+// publishes a message only when its tag verifies with the database's key (once.wal_secret(),
+// readable by the extension's owner and once_relay): a message that anyone else emitted has
+// no valid tag. This file keeps the format pure: the HMAC itself is computed by the caller
+// (the extension with PostgreSQL's common/hmac.h, the relay with OpenSSL), which passes the
+// tag in (append_wal_message_tag) and gets it out (decode_wal_message) here.
 #pragma once
 
 #include "core/uuid_v7.hpp"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -30,6 +38,12 @@ namespace once {
 inline constexpr std::string_view kWalMessagePrefix = "pg_once";
 inline constexpr uint8_t kWalMessageVersion = 1;
 
+// The key of the tag (once.wal_secret, 32 random bytes per database) and the tag: HMAC-SHA256
+// truncated to its first 16 bytes (128 bits, RFC 2104 section 5 allows truncation to half).
+inline constexpr size_t kWalSecretSize = 32;
+inline constexpr size_t kWalMessageTagSize = 16;
+using WalMessageTag = std::array<uint8_t, kWalMessageTagSize>;
+
 struct WalMessage {
     Uuid id{};
     int64_t created_at_us = 0;           // microseconds since 1970-01-01 UTC
@@ -41,19 +55,45 @@ struct WalMessage {
     bool operator==(const WalMessage& other) const;
 };
 
+// A decoded message with the tag it carried (not yet verified: see verify_wal_message_tag). It
+// is a WalMessage, so code that only reads the fields takes it as one; whoever publishes it
+// must verify the tag first.
+struct DecodedWalMessage : WalMessage {
+    WalMessageTag tag{};
+};
+
 // Content that is not a well-formed version-1 pg_once message: truncated, with bytes after the
-// payload, a length that points past the end, or another format version.
+// tag, a length that points past the end, or another format version.
 class WalMessageFormatError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
-// The content bytes of the logical message. Throws std::length_error when a field does not fit
-// its length prefix (a topic over 65535 bytes, a key over 65534, JSON over 4 GiB - 2); once.send
-// validates topic and key far below those limits, so that is a bug, not a user error.
+// The bytes the tag covers: the content of the logical message without its tag. Throws
+// std::length_error when a field does not fit its length prefix (a topic over 65535 bytes, a
+// key over 65534, JSON over 4 GiB - 2); once.send validates topic and key far below those
+// limits, so that is a bug, not a user error.
 std::string encode_wal_message(const WalMessage& message);
 
-// Decodes the content of a "pg_once" logical message; throws WalMessageFormatError.
-WalMessage decode_wal_message(std::string_view content);
+// Completes the content: appends the tag computed over `encoded` (what encode_wal_message
+// returned).
+void append_wal_message_tag(std::string& encoded, const WalMessageTag& tag);
+
+// The tag of a full HMAC-SHA256 (32 bytes): its first kWalMessageTagSize bytes. Throws
+// std::length_error for a shorter MAC.
+WalMessageTag wal_message_tag(const uint8_t* hmac_sha256, size_t size);
+
+// The bytes a message's tag covers: `content` without its last kWalMessageTagSize bytes.
+// Throws WalMessageFormatError when content is shorter than a tag.
+std::string_view wal_message_tagged_bytes(std::string_view content);
+
+// Decodes the content of a "pg_once" logical message and splits off its tag; throws
+// WalMessageFormatError. Does not verify the tag (it needs the key and an HMAC).
+DecodedWalMessage decode_wal_message(std::string_view content);
+
+// Whether a tag a message carried equals the one computed for it, in time that does not
+// depend on where they differ (an early-exit compare would let a forger learn a valid tag
+// byte by byte from the reader's timing).
+bool wal_message_tags_equal(const WalMessageTag& carried, const WalMessageTag& computed);
 
 }  // namespace once

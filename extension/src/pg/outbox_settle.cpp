@@ -9,6 +9,7 @@
 // at commit (outbox_key_order.hpp).
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
+#include "outbox_give_back.hpp"
 #include "outbox_key_order.hpp"
 #include "outbox_sql.hpp"
 #include "outbox_locked.hpp"
@@ -185,7 +186,7 @@ ONCE_SQL_FUNCTION(once_extend) {
     PG_RETURN_INT32(held + static_cast<int32>(extend_plan.execute(values, nullptr)));
 }
 
-namespace {
+namespace once::pg {
 
 // The retry policy of a topic (the defaults where it has none).
 RetryPolicy topic_policy(Datum topic) {
@@ -200,12 +201,6 @@ RetryPolicy topic_policy(Datum topic) {
     return policy;
 }
 
-struct GiveBack {
-    bool dead;
-    TimestampTz visible_at;  // retry: when it is due again
-    Uuid pos;                // retry: its claim position then
-};
-
 GiveBack decide_give_back(const RetryPolicy& policy, int attempt, bool permanent,
                           std::optional<int64_t> retry_after) {
     NackDecision d = decide_nack(policy, attempt, retry_after, uniform01());
@@ -213,6 +208,10 @@ GiveBack decide_give_back(const RetryPolicy& policy, int attempt, bool permanent
     return {false, GetCurrentTransactionStartTimestamp() + d.delay_ms * 1000,
             uuid_v7_at(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()) + d.delay_ms), random10())};
 }
+
+}  // namespace once::pg
+
+namespace {
 
 // once.nack and once.dead: give a claimed message back. A retry is scheduled by the topic's
 // policy (or retry_after) unless `permanent` (the sink refused it for good: HTTP 4xx, inbox

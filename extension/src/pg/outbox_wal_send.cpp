@@ -4,6 +4,7 @@
 #include "convert.hpp"
 #include "guard.hpp"
 #include "settings.hpp"
+#include "wal_message_tag.hpp"
 
 extern "C" {
 #include "access/xact.h"
@@ -35,6 +36,7 @@ void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers
     message.payload = jsonb_text(PointerGetDatum(payload));
     if (headers) message.headers = jsonb_text(PointerGetDatum(headers));
     std::string content = encode_wal_message(message);
+    append_wal_message_tag(content, wal_message_hmac_tag(content));
     static const std::string prefix(kWalMessagePrefix);
     pg_call([&] { compat::log_logical_message(prefix.c_str(), content.data(), content.size(), true); });
 }

@@ -16,7 +16,8 @@ namespace once::pg {
 // table's dedup of a repeated id has no counterpart in the stream).
 bool goes_through_wal(bool has_key, bool has_deliver_at, bool has_explicit_id);
 
-// Emits the message in the current transaction. created_at is the transaction's start, as
+// Emits the message in the current transaction, tagged with the database's key
+// (wal_message_tag.hpp); call inside an SPI session. created_at is the transaction's start, as
 // the table's DEFAULT now() would have made it.
 void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers);
 

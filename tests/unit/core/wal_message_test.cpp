@@ -4,10 +4,15 @@
 
 #include <stdexcept>
 
+using once::DecodedWalMessage;
 using once::WalMessage;
 using once::WalMessageFormatError;
+using once::WalMessageTag;
+using once::append_wal_message_tag;
 using once::decode_wal_message;
-using once::encode_wal_message;
+using once::wal_message_tag;
+using once::wal_message_tagged_bytes;
+using once::wal_message_tags_equal;
 
 namespace {
 
@@ -28,11 +33,31 @@ std::string bytes(std::initializer_list<int> values) {
     return out;
 }
 
+std::string from_hex(const std::string& hex) {
+    std::string out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+WalMessageTag some_tag() {
+    WalMessageTag tag;
+    for (size_t i = 0; i < tag.size(); ++i) tag[i] = static_cast<uint8_t>(0xC0 + i);
+    return tag;
+}
+
+// The content of the logical message: encoded, then a tag (here not an HMAC: decoding does not
+// check it).
+std::string content_of(const WalMessage& m) {
+    std::string content = once::encode_wal_message(m);
+    append_wal_message_tag(content, some_tag());
+    return content;
+}
+
 }  // namespace
 
 TEST(WalMessage, RoundTripsEveryField) {
     WalMessage m = full_message();
-    EXPECT_EQ(decode_wal_message(encode_wal_message(m)), m);
+    EXPECT_EQ(decode_wal_message(content_of(m)), m);
 }
 
 TEST(WalMessage, NoKeyAndNoHeadersAreNotTheEmptyString) {
@@ -42,8 +67,8 @@ TEST(WalMessage, NoKeyAndNoHeadersAreNotTheEmptyString) {
     WalMessage empty = full_message();
     empty.key = "";
     empty.headers = "";
-    WalMessage none_back = decode_wal_message(encode_wal_message(none));
-    WalMessage empty_back = decode_wal_message(encode_wal_message(empty));
+    WalMessage none_back = decode_wal_message(content_of(none));
+    WalMessage empty_back = decode_wal_message(content_of(empty));
     EXPECT_FALSE(none_back.key.has_value());
     EXPECT_FALSE(none_back.headers.has_value());
     ASSERT_TRUE(empty_back.key.has_value());
@@ -55,7 +80,7 @@ TEST(WalMessage, NoKeyAndNoHeadersAreNotTheEmptyString) {
 TEST(WalMessage, NegativeCreatedAtRoundTrips) {  // before 1970: int64, not uint64
     WalMessage m = full_message();
     m.created_at_us = -1;
-    EXPECT_EQ(decode_wal_message(encode_wal_message(m)).created_at_us, -1);
+    EXPECT_EQ(decode_wal_message(content_of(m)).created_at_us, -1);
 }
 
 // The exact bytes: the layout is a contract between extension and relay versions.
@@ -72,17 +97,22 @@ TEST(WalMessage, EncodesTheDocumentedLayout) {
     expected += bytes({0xFF, 0xFF});              // no key
     expected += bytes({0xFF, 0xFF, 0xFF, 0xFF});  // no headers
     expected += bytes({0, 0, 0, 2}) + "{}";
-    EXPECT_EQ(encode_wal_message(m), expected);
+    EXPECT_EQ(once::encode_wal_message(m), expected);
+    std::string content = expected;
+    append_wal_message_tag(content, some_tag());
+    EXPECT_EQ(content, expected + bytes({0xC0, 0xC1, 0xC2, 0xC3, 0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9, 0xCA, 0xCB,
+                                         0xCC, 0xCD, 0xCE, 0xCF}))
+        << "the tag follows the payload";
 
     m.key = "k";
     m.headers = "{}";
-    std::string with_key = encode_wal_message(m);
+    std::string with_key = once::encode_wal_message(m);
     EXPECT_EQ(with_key.substr(28, 3), bytes({0, 1}) + "k");
     EXPECT_EQ(with_key.substr(31, 6), bytes({0, 0, 0, 2}) + "{}");
 }
 
 TEST(WalMessage, EveryTruncationIsRejected) {
-    std::string encoded = encode_wal_message(full_message());
+    std::string encoded = content_of(full_message());
     for (size_t len = 0; len < encoded.size(); ++len) {
         // A copy of exactly len bytes: a read past it is visible to sanitizers and valgrind.
         std::string truncated = encoded.substr(0, len);
@@ -91,15 +121,15 @@ TEST(WalMessage, EveryTruncationIsRejected) {
     WalMessage bare = full_message();
     bare.key.reset();
     bare.headers.reset();
-    std::string bare_encoded = encode_wal_message(bare);
+    std::string bare_encoded = content_of(bare);
     for (size_t len = 0; len < bare_encoded.size(); ++len)
         EXPECT_THROW(decode_wal_message(bare_encoded.substr(0, len)), WalMessageFormatError) << "length " << len;
 }
 
 TEST(WalMessage, TruncationErrorNamesTheField) {
-    std::string encoded = encode_wal_message(full_message());
+    std::string encoded = content_of(full_message());
     try {
-        decode_wal_message(encoded.substr(0, 20));
+        decode_wal_message(encoded.substr(0, 20 + 16));  // 20 bytes and what reads as a tag
         FAIL() << "decoded a truncated message";
     } catch (const WalMessageFormatError& e) {
         EXPECT_NE(std::string(e.what()).find("created_at"), std::string::npos) << e.what();
@@ -107,27 +137,74 @@ TEST(WalMessage, TruncationErrorNamesTheField) {
 }
 
 TEST(WalMessage, TrailingBytesAreRejected) {
-    std::string encoded = encode_wal_message(full_message()) + "x";
+    std::string encoded = content_of(full_message()) + "x";
     EXPECT_THROW(decode_wal_message(encoded), WalMessageFormatError);
+    // Without a tag the last 16 payload bytes would read as one: the lengths catch it.
+    EXPECT_THROW(decode_wal_message(once::encode_wal_message(full_message())), WalMessageFormatError);
+}
+
+TEST(WalMessage, DecodeSplitsOffTheTag) {
+    std::string content = content_of(full_message());
+    DecodedWalMessage decoded = decode_wal_message(content);
+    EXPECT_EQ(decoded.tag, some_tag());
+    EXPECT_EQ(static_cast<const WalMessage&>(decoded), full_message());
+    EXPECT_EQ(wal_message_tagged_bytes(content), once::encode_wal_message(full_message()));
+    EXPECT_THROW(wal_message_tagged_bytes(std::string(15, '\x01')), WalMessageFormatError);
+}
+
+// The pinned vector both sides compute (the extension with PostgreSQL's common/hmac.h, the
+// relay with OpenSSL): HMAC-SHA256 with key 00 01 .. 1f over the documented layout's message
+// (EncodesTheDocumentedLayout), computed once outside this code with
+//   openssl dgst -sha256 -mac HMAC -macopt hexkey:000102..1f message.bin
+// (python's hmac.new(key, message, 'sha256') gives the same). tests/pgtap/outbox_wal_transport.sql
+// checks the same value against its SQL HMAC, and that HMAC against the extension's tags.
+TEST(WalMessage, PinnedTagVector) {
+    WalMessage m;
+    m.id.fill(0x11);
+    m.created_at_us = 0x0102030405060708;
+    m.topic = "t";
+    m.payload = "{}";
+    std::string tagged = once::encode_wal_message(m);
+    EXPECT_EQ(tagged, from_hex("011111111111111111111111111111111101020304050607080001"
+                               "74ffffffffffff000000027b7d"));
+    const std::string mac =
+        from_hex("a50a63c362dbd7e5d855d013b8a0023403a53df0918f43e99c6eb34a95e9a6a1");
+    WalMessageTag tag = wal_message_tag(reinterpret_cast<const uint8_t*>(mac.data()), mac.size());
+    std::string content = tagged;
+    append_wal_message_tag(content, tag);
+    EXPECT_EQ(content.substr(tagged.size()), from_hex("a50a63c362dbd7e5d855d013b8a00234"));
+    EXPECT_EQ(decode_wal_message(content).tag, tag);
+    EXPECT_THROW(wal_message_tag(reinterpret_cast<const uint8_t*>(mac.data()), 15), std::length_error);
+}
+
+TEST(WalMessage, TagsCompareEveryByte) {
+    WalMessageTag a = some_tag();
+    EXPECT_TRUE(wal_message_tags_equal(a, a));
+    for (size_t i = 0; i < a.size(); ++i) {
+        WalMessageTag b = a;
+        b[i] ^= 0x01;
+        EXPECT_FALSE(wal_message_tags_equal(a, b)) << "byte " << i;
+        EXPECT_FALSE(wal_message_tags_equal(b, a)) << "byte " << i;
+    }
 }
 
 TEST(WalMessage, LengthsPointingPastTheEndAreRejected) {
     WalMessage m = full_message();
     m.key.reset();
     m.headers.reset();
-    std::string encoded = encode_wal_message(m);
+    std::string encoded = content_of(m);
     // The payload length is the 4 bytes before the payload: claim 0xFFFFFFFE bytes.
-    size_t at = encoded.size() - m.payload.size() - 4;
+    size_t at = encoded.size() - 16 - m.payload.size() - 4;  // (before the tag)
     encoded.replace(at, 4, bytes({0xFF, 0xFF, 0xFF, 0xFE}));
     EXPECT_THROW(decode_wal_message(encoded), WalMessageFormatError);
     // The topic length claims more than the whole message.
-    std::string topic_long = encode_wal_message(m);
+    std::string topic_long = content_of(m);
     topic_long.replace(25, 2, bytes({0xFF, 0xFE}));
     EXPECT_THROW(decode_wal_message(topic_long), WalMessageFormatError);
 }
 
 TEST(WalMessage, OtherVersionsAreRejected) {
-    std::string encoded = encode_wal_message(full_message());
+    std::string encoded = content_of(full_message());
     for (int version : {0, 2, 255}) {
         encoded[0] = static_cast<char>(version);
         try {
@@ -142,10 +219,10 @@ TEST(WalMessage, OtherVersionsAreRejected) {
 TEST(WalMessage, EncodeRefusesFieldsThatDoNotFitTheirLength) {
     WalMessage m = full_message();
     m.key = std::string(0xFFFE, 'k');  // the longest key
-    EXPECT_EQ(decode_wal_message(encode_wal_message(m)).key->size(), 0xFFFEu);
+    EXPECT_EQ(decode_wal_message(content_of(m)).key->size(), 0xFFFEu);
     m.key = std::string(0xFFFF, 'k');  // would read as "no key"
-    EXPECT_THROW(encode_wal_message(m), std::length_error);
+    EXPECT_THROW(once::encode_wal_message(m), std::length_error);
     m = full_message();
     m.topic = std::string(0x10000, 't');
-    EXPECT_THROW(encode_wal_message(m), std::length_error);
+    EXPECT_THROW(once::encode_wal_message(m), std::length_error);
 }

@@ -15,7 +15,9 @@ std::string outbox_content(uint8_t id_byte, const std::string& topic) {
     m.created_at_us = 1;
     m.topic = topic;
     m.payload = "{}";
-    return once::encode_wal_message(m);
+    std::string content = once::encode_wal_message(m);
+    once::append_wal_message_tag(content, once::WalMessageTag{});  // (the decoder does not verify tags)
+    return content;
 }
 
 std::vector<WalEvent> feed_all(OutboxStreamDecoder& d, const std::vector<std::string>& messages) {

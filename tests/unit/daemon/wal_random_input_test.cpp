@@ -23,7 +23,9 @@ std::string valid_content() {
     m.key = "k";
     m.headers = "{}";
     m.payload = "{\"a\":1}";
-    return once::encode_wal_message(m);
+    std::string content = once::encode_wal_message(m);
+    once::append_wal_message_tag(content, once::WalMessageTag{});  // (the decoder does not verify tags)
+    return content;
 }
 
 // A valid input with a few bytes overwritten, inserted or cut.
