@@ -19,17 +19,17 @@ SELECT throws_ok($$SELECT once.key_release('POST /refunds', 'k-1')$$, 'ON106', N
                  'key_release cannot tell which of two inherited rows (the reason for the owner argument)');
 
 SET LOCAL ROLE once_console_viewer;
-SELECT results_eq($$SELECT owner::text, owner_id, state FROM once.console_key('POST /refunds', 'k-1')$$,
-                  $$SELECT r.rolname::text, r.oid, 'in_progress'::text FROM pg_roles r
-                     WHERE r.rolname IN ('console_owner_a', 'console_owner_b') ORDER BY r.oid$$,
-                  'console_key lists a row per owner, with its oid, in the order of the oid');
+SELECT is((SELECT string_agg(owner || ' ' || owner_id || ' ' || state, ', ') FROM once.console_key('POST /refunds', 'k-1')),
+          (SELECT string_agg(r.rolname || ' ' || r.oid || ' in_progress', ', ' ORDER BY r.oid) FROM pg_roles r
+            WHERE r.rolname IN ('console_owner_a', 'console_owner_b')),
+          'console_key lists a row per owner, with its oid, in the order of the oid');
 SELECT throws_ok($$SELECT once.console_key_release('mallory', 'POST /refunds', 'k-1', 'console_owner_a'::regrole::oid)$$,
                  '42501', NULL, 'a viewer cannot release');
 SET LOCAL ROLE once_console_admin;
 SELECT is(once.console_key_release('ops', 'POST /refunds', 'k-1', 'console_owner_a'::regrole::oid), true,
           'the admin releases console_owner_a''s row');
-SELECT results_eq($$SELECT owner::text FROM once.console_key('POST /refunds', 'k-1')$$,
-                  $$VALUES ('console_owner_b')$$, 'console_owner_b''s row stays');
+SELECT is((SELECT string_agg(owner::text, ', ') FROM once.console_key('POST /refunds', 'k-1')),
+          'console_owner_b', 'console_owner_b''s row stays');
 SELECT is(once.console_key_release('ops', 'POST /refunds', 'k-1', 'console_owner_a'::regrole::oid), false,
           'releasing it again finds nothing');
 SELECT is(once.console_key_release('ops', 'POST /refunds', 'k-done', 'console_owner_b'::regrole::oid), false,
