@@ -224,7 +224,10 @@ Response Console::route(Ctx& c, const Request& req) {
         if (p.rfind("/dead/", 0) == 0) return dead_detail(c, p.substr(6));
         if (p == "/blocked") return blocked(c);
         if (p == "/sagas") return sagas(c, req);
-        if (p.rfind("/sagas/", 0) == 0) return saga_detail(c, p.substr(7));   // MHD decoded the path
+        if (p == "/saga") return saga_detail(c, req.arg("name"), req.arg("id"));
+        // A link of a console before sagas were (name, saga_id): the search by id opens the
+        // saga, or lists the definitions that have the id. MHD decoded the path.
+        if (p.rfind("/sagas/", 0) == 0) return redirect("/sagas?q=" + url_encode(p.substr(7)));
         if (p == "/actions") return actions(c, req);
         if (p == "/inbox") return inbox(c, req);
         if (p == "/keys") return keys(c, req);
@@ -538,11 +541,20 @@ Response Console::blocked(Ctx& c) {
 
 // ----------------------------------------------------------------------------- sagas
 
+namespace {
+
+// A saga's page: a saga is (name, saga_id), ids being unique per definition only.
+std::string saga_href(const std::string& name, const std::string& id) {
+    return "/saga?name=" + url_encode(name) + "&id=" + url_encode(id);
+}
+
+}  // namespace
+
 Response Console::sagas(Ctx& c, const Request& req) {
     std::string name = req.arg("name"), status = req.arg("status"), q = req.arg("q"), before = req.arg("before");
-    // q: a saga id (opened directly) or key=value of the saga's input, a business key such as
-    // order_id=1001 (listed).
-    if (!q.empty() && q.find('=') == std::string::npos) return redirect("/sagas/" + url_encode(q));
+    // q: a saga id (opened when one definition has it, else listed) or key=value of the saga's
+    // input, a business key such as order_id=1001 (listed).
+    const bool by_id = !q.empty() && q.find('=') == std::string::npos;
     static const char* statuses[] = {"failed", "running", "compensating", "completed", "compensated"};
     bool known = status.empty();
     for (auto* s : statuses) known |= status == s;
@@ -557,6 +569,7 @@ Response Console::sagas(Ctx& c, const Request& req) {
                                      {opt(name), opt(status), before_created, before_id, std::to_string(kPage)})
                           : tx.query("SELECT * FROM once.console_saga_search($1, $2)", {q, std::to_string(kPage)});
     c.db_ms = tx.db_ms();
+    if (by_id && rows.size() == 1) return redirect(saga_href(rows(0, "name"), rows(0, "saga_id")));
     std::ostringstream b;
     b << "<form class=filters method=get action=\"/sagas\">Definition <select name=name id=f-name><option value=\"\">all</option>";
     for (int i = 0; i < names.size(); ++i)
@@ -566,7 +579,8 @@ Response Console::sagas(Ctx& c, const Request& req) {
     b << "</select> <button type=submit id=filter>Show</button></form><form class=filters method=get action=\"/sagas\">"
          "Saga id or business key <input name=q id=q placeholder=\"order-42 or order_id=1001\" value=\"" << esc(q)
       << "\"> <button type=submit id=search>Find</button></form>"
-         "<p class=muted>A business key is key=value of the saga's input (order_id=1001); a saga id opens the saga.</p>";
+         "<p class=muted>A business key is key=value of the saga's input (order_id=1001); a saga id opens the saga "
+         "(or lists the definitions that have the id: saga ids are unique per definition).</p>";
     // Per definition and status, each counted up to kCap.
     static const char* count_order[] = {"running", "compensating", "failed", "completed", "compensated"};
     b << "<table id=definition-counts><tr><th>definition</th>";
@@ -587,13 +601,14 @@ Response Console::sagas(Ctx& c, const Request& req) {
     }
     if (per_def.size() == 0) b << "<tr><td colspan=6 class=muted>No saga definitions.</td></tr>";
     b << "</table><br>";
-    if (!q.empty()) b << "<p id=search-result>Sagas whose input has " << esc(q) << " (newest first):</p>";
+    if (by_id) b << "<p id=search-result>Sagas with the id " << esc(q) << ", one per definition:</p>";
+    else if (!q.empty()) b << "<p id=search-result>Sagas whose input has " << esc(q) << " (newest first):</p>";
     b << 
          "<table id=sagas><tr><th>saga id</th><th>definition</th><th>status</th><th>step</th><th>attempts</th><th>started</th>"
          "<th>updated</th><th>last error</th></tr>";
     for (int i = 0; i < rows.size(); ++i) {
         std::string id = rows(i, "saga_id"), st = rows(i, "status");
-        b << "<tr" << (st == "failed" ? " class=attn" : "") << "><td><a href=\"/sagas/" << url_encode(id) << "\">" << esc(id)
+        b << "<tr" << (st == "failed" ? " class=attn" : "") << "><td><a href=\"" << esc(saga_href(rows(i, "name"), id)) << "\">" << esc(id)
           << "</a></td><td>" << esc(rows(i, "name")) << " v" << rows(i, "version") << "</td><td>" << status_badge(st)
           << "</td><td>" << esc(rows(i, "step")) << "</td><td class=num>" << rows(i, "attempts") << "</td><td>"
           << ts(rows(i, "created_at")) << "</td><td>" << ts(rows(i, "updated_at")) << "</td><td>" << esc(rows(i, "last_error"))
@@ -635,18 +650,19 @@ DiagramPath saga_path(const Rows& hist, const std::string& status, const std::st
 
 }  // namespace
 
-Response Console::saga_detail(Ctx& c, const std::string& id) {
+Response Console::saga_detail(Ctx& c, const std::string& name, const std::string& id) {
     Tx tx(db_, c.session.role, true);
     auto s = tx.query("SELECT s.*, jsonb_pretty(s.input) AS input_text, jsonb_pretty(s.data) AS data_text "
-                      "FROM once.console_saga($1) s", {id});
+                      "FROM once.console_saga($1, $2) s", {name, id});
     Response r;
     if (s.size() == 0) {
         c.db_ms = tx.db_ms();
         r.status = 404;
-        r.body = page(c, "Saga not found", "/sagas", "<p id=not-found>No saga has the id <code>" + esc(id) + "</code>.</p>");
+        r.body = page(c, "Saga not found", "/sagas", "<p id=not-found>No saga of definition <code>" + esc(name) +
+                                                         "</code> has the id <code>" + esc(id) + "</code>.</p>");
         return r;
     }
-    auto hist = tx.query("SELECT * FROM once.console_saga_history($1, 1000)", {id});
+    auto hist = tx.query("SELECT * FROM once.console_saga_history($1, $2, 1000)", {name, id});
     auto steps = tx.query(
         "SELECT e->>'name' AS name, coalesce(e->>'kind', 'compensable') AS kind, "
         "coalesce('topic ' || (e->'action'->>'topic'), 'function ' || (e->'action'->>'function'), '') AS action, "
@@ -681,7 +697,8 @@ Response Console::saga_detail(Ctx& c, const std::string& id) {
     b << "</dl>";
     if (status == "failed" || status == "running") {
         b << "<form method=post action=\"/sagas/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
-          << "\"><input type=hidden name=saga_id value=\"" << esc(id) << "\">";
+          << "\"><input type=hidden name=name value=\"" << esc(name) << "\"><input type=hidden name=saga_id value=\""
+          << esc(id) << "\">";
         if (status == "failed") b << "<button type=submit name=op value=retry class=primary id=retry>Retry…</button> ";
         b << "<button type=submit name=op value=abort class=danger id=abort>Abort…</button></form>";
     }
@@ -696,32 +713,33 @@ Response Console::saga_detail(Ctx& c, const std::string& id) {
           << "</td><td>" << esc(hist(i, "message_id")) << "</td></tr>";
     b << "</table><h2>Input</h2><pre id=input>" << esc(s(0, "input_text")) << "</pre><h2>Data</h2><pre id=data>"
       << esc(s(0, "data_text")) << "</pre>";
-    r.body = page(c, "Saga " + id, "/sagas", b.str());
+    r.body = page(c, "Saga " + id + " (" + name + ")", "/sagas", b.str());
     return r;
 }
 
 Response Console::saga_confirm(Ctx& c, const Request& req) {
-    std::string op = req.field("op"), id = req.field("saga_id");
-    if ((op != "retry" && op != "abort") || id.empty()) return redirect("/sagas");
+    std::string op = req.field("op"), name = req.field("name"), id = req.field("saga_id");
+    if ((op != "retry" && op != "abort") || name.empty() || id.empty()) return redirect("/sagas");
     std::ostringstream b;
     if (c.session.role != Role::admin) b << "<div class=error>Your role (viewer) cannot act; ask an admin.</div>";
-    b << "<p id=question>" << (op == "retry" ? "Retry" : "Abort") << " saga <a href=\"/sagas/" << url_encode(id) << "\">"
-      << esc(id) << "</a>? "
+    b << "<p id=question>" << (op == "retry" ? "Retry" : "Abort") << " saga <a href=\"" << esc(saga_href(name, id)) << "\">"
+      << esc(id) << "</a> of definition <code>" << esc(name) << "</code>? "
       << (op == "retry" ? "It resumes where it stopped: the pending command is sent again with the same key."
                         : "Compensation starts: every step that did or may have taken effect is undone, newest first.")
       << "</p><form method=post action=\"/sagas/act\"><input type=hidden name=csrf value=\"" << c.session.csrf
-      << "\"><input type=hidden name=op value=\"" << op << "\"><input type=hidden name=saga_id value=\"" << esc(id) << "\">";
+      << "\"><input type=hidden name=op value=\"" << op << "\"><input type=hidden name=name value=\"" << esc(name)
+      << "\"><input type=hidden name=saga_id value=\"" << esc(id) << "\">";
     if (op == "abort") b << "<p><label>Reason <input name=reason id=reason value=\"aborted in once-console\" size=50></label></p>";
     b << "<button type=submit class=" << (op == "retry" ? "primary" : "danger") << " id=confirm>Yes, " << op
-      << "</button> <a href=\"/sagas/" << url_encode(id) << "\" id=cancel>Cancel</a></form>";
+      << "</button> <a href=\"" << esc(saga_href(name, id)) << "\" id=cancel>Cancel</a></form>";
     Response r;
     r.body = page(c, "Confirm: " + op, "/sagas", b.str());
     return r;
 }
 
 Response Console::saga_act(Ctx& c, const Request& req) {
-    std::string op = req.field("op"), id = req.field("saga_id");
-    if ((op != "retry" && op != "abort") || id.empty()) return redirect("/sagas");
+    std::string op = req.field("op"), name = req.field("name"), id = req.field("saga_id");
+    if ((op != "retry" && op != "abort") || name.empty() || id.empty()) return redirect("/sagas");
     Response r;
     if (c.session.role != Role::admin) {
         spdlog::warn("saga {} by viewer {} refused", op, c.session.user);
@@ -730,13 +748,13 @@ Response Console::saga_act(Ctx& c, const Request& req) {
         return r;
     }
     Tx tx(db_, c.session.role, false);
-    auto st = op == "retry" ? tx.query("SELECT once.console_saga_retry($1, $2)", {c.session.user, id})
-                            : tx.query("SELECT once.console_saga_abort($1, $2, $3)",
-                                       {c.session.user, id, opt(req.field("reason"))});
+    auto st = op == "retry" ? tx.query("SELECT once.console_saga_retry($1, $2, $3)", {c.session.user, name, id})
+                            : tx.query("SELECT once.console_saga_abort($1, $2, $3, $4)",
+                                       {c.session.user, name, id, opt(req.field("reason"))});
     tx.commit();
-    spdlog::info("{} saga {} {}: now {}", c.session.user, op, id, st.get(0, 0));
-    sessions_.set_flash(c.session_id, "Saga " + id + ": " + op + " done, status now " + st.get(0, 0) + ".");
-    return redirect("/sagas/" + url_encode(id));
+    spdlog::info("{} saga {} {} ({}): now {}", c.session.user, op, id, name, st.get(0, 0));
+    sessions_.set_flash(c.session_id, "Saga " + id + " (" + name + "): " + op + " done, status now " + st.get(0, 0) + ".");
+    return redirect(saga_href(name, id));
 }
 
 // ----------------------------------------------------------------------------- actions
@@ -823,19 +841,30 @@ Response Console::keys(Ctx& c, const Request& req) {
         if (k.size() == 0) {
             b << "<p id=not-found>No key <code>" << esc(key) << "</code> in scope <code>" << esc(scope) << "</code>.</p>";
         } else {
-            bool expired = k(0, "expired") == "t";
-            b << "<dl id=key><dt>state</dt><dd>" << esc(k(0, "state")) << (expired ? " (expired: treated as absent)" : "")
-              << "</dd><dt>attempt</dt><dd>" << k(0, "attempt") << "</dd><dt>recovery point</dt><dd>" << esc(k(0, "recovery_point"))
-              << "</dd><dt>owner</dt><dd>" << esc(k(0, "owner")) << "</dd><dt>leased until</dt><dd>" << ts(k(0, "locked_until"))
-              << "</dd><dt>status</dt><dd>" << esc(k(0, "status")) << "</dd><dt>stored response</dt><dd>"
-              << (k.is_null(0, "response_bytes") ? "none" : k(0, "response_bytes") + " bytes (not shown: it belongs to its owner)")
-              << "</dd><dt>created</dt><dd>" << ts(k(0, "created_at")) << "</dd><dt>expires</dt><dd>" << ts(k(0, "expires_at"))
-              << "</dd></dl>";
-            if (k(0, "state") == "in_progress" && !expired)
-                b << "<form method=post action=\"/other/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
-                  << "\"><input type=hidden name=op value=key_release><input type=hidden name=a value=\"" << esc(scope)
-                  << "\"><input type=hidden name=b value=\"" << esc(key)
-                  << "\"><button type=submit class=danger id=release>Release…</button></form>";
+            // A key's identity is (scope, key, owner): each role that stored it has its own row,
+            // and a release is of one row.
+            b << "<p class=muted id=key-owners>" << k.size() << " role(s) hold this key; each has its own.</p><div id=keys>";
+            for (int i = 0; i < k.size(); ++i) {
+                bool expired = k(i, "expired") == "t";
+                std::string owner_id = k(i, "owner_id");
+                std::string owner = k.is_null(i, "owner") ? (owner_id == "0" ? "none (stored by 0.1, shared)" : "dropped role, oid " + owner_id)
+                                                          : k(i, "owner");
+                b << "<h2>Owner " << esc(owner) << "</h2><dl class=key id=\"key-" << esc(owner_id) << "\"><dt>owner</dt><dd class=owner>"
+                  << esc(owner) << "</dd><dt>state</dt><dd>" << esc(k(i, "state")) << (expired ? " (expired: treated as absent)" : "")
+                  << "</dd><dt>attempt</dt><dd>" << k(i, "attempt") << "</dd><dt>recovery point</dt><dd>" << esc(k(i, "recovery_point"))
+                  << "</dd><dt>leased until</dt><dd>" << ts(k(i, "locked_until"))
+                  << "</dd><dt>status</dt><dd>" << esc(k(i, "status")) << "</dd><dt>stored response</dt><dd>"
+                  << (k.is_null(i, "response_bytes") ? "none" : k(i, "response_bytes") + " bytes (not shown: it belongs to its owner)")
+                  << "</dd><dt>created</dt><dd>" << ts(k(i, "created_at")) << "</dd><dt>expires</dt><dd>" << ts(k(i, "expires_at"))
+                  << "</dd></dl>";
+                if (k(i, "state") == "in_progress" && !expired)
+                    b << "<form method=post action=\"/other/confirm\"><input type=hidden name=csrf value=\"" << c.session.csrf
+                      << "\"><input type=hidden name=op value=key_release><input type=hidden name=a value=\"" << esc(scope)
+                      << "\"><input type=hidden name=b value=\"" << esc(key) << "\"><input type=hidden name=owner value=\""
+                      << esc(owner_id) << "\"><button type=submit class=danger id=\"release-" << esc(owner_id)
+                      << "\">Release…</button></form>";
+            }
+            b << "</div>";
         }
     }
     Response r;
@@ -843,20 +872,41 @@ Response Console::keys(Ctx& c, const Request& req) {
     return r;
 }
 
+namespace {
+
+// The owner of a key's row, as once.keys.owner: an oid in decimal (0: a key stored by 0.1).
+bool is_owner_oid(const std::string& s) {
+    return !s.empty() && s.size() <= 10 && s.find_first_not_of("0123456789") == std::string::npos &&
+           std::stoull(s) <= 4294967295ULL;
+}
+
+}  // namespace
+
 Response Console::small_confirm(Ctx& c, const Request& req) {
-    std::string op = req.field("op"), a = req.field("a"), bb = req.field("b");
+    std::string op = req.field("op"), a = req.field("a"), bb = req.field("b"), owner = req.field("owner");
     if ((op != "inbox_retry" && op != "key_release") || a.empty() || bb.empty()) return redirect("/");
+    if (op == "key_release" && !is_owner_oid(owner)) return redirect("/keys");
+    std::string owner_name = owner;   // the role's name when it still exists
+    if (op == "key_release") {
+        Tx tx(db_, c.session.role, true);
+        auto k = tx.query("SELECT owner FROM once.console_key($1, $2) WHERE owner_id = $3::oid", {a, bb, owner});
+        c.db_ms = tx.db_ms();
+        if (k.size() == 1 && !k.is_null(0, "owner")) owner_name = k(0, "owner");
+    }
     std::ostringstream b;
     if (c.session.role != Role::admin) b << "<div class=error>Your role (viewer) cannot act; ask an admin.</div>";
     if (op == "inbox_retry")
         b << "<p id=question>Retry message <code>" << esc(bb) << "</code> from source <code>" << esc(a)
           << "</code>? Its failures are forgotten and the next delivery runs its handlers again.</p>";
     else
-        b << "<p id=question>Release key <code>" << esc(bb) << "</code> in scope <code>" << esc(a)
-          << "</code>? Its holder loses it; the next call with the key runs the command again.</p>";
+        b << "<p id=question>Release key <code>" << esc(bb) << "</code> in scope <code>" << esc(a) << "</code> of owner <code>"
+          << esc(owner_name) << "</code>? Its holder loses it; that owner's next call with the key runs the command again. "
+             "Other roles' rows of the key stay.</p>";
     b << "<form method=post action=\"/other/act\"><input type=hidden name=csrf value=\"" << c.session.csrf
       << "\"><input type=hidden name=op value=\"" << op << "\"><input type=hidden name=a value=\"" << esc(a)
-      << "\"><input type=hidden name=b value=\"" << esc(bb) << "\"><button type=submit class=danger id=confirm>Yes</button> "
+      << "\"><input type=hidden name=b value=\"" << esc(bb) << "\">"
+      << (op == "key_release" ? "<input type=hidden name=owner value=\"" + esc(owner) + "\">" : "")
+      << "<button type=submit class=danger id=confirm>Yes</button> "
       << "<a href=\"" << (op == "inbox_retry" ? "/inbox" : "/keys") << "\" id=cancel>Cancel</a></form>";
     Response r;
     r.body = page(c, op == "inbox_retry" ? "Confirm: retry" : "Confirm: release", op == "inbox_retry" ? "/inbox" : "/keys", b.str());
@@ -864,8 +914,9 @@ Response Console::small_confirm(Ctx& c, const Request& req) {
 }
 
 Response Console::small_act(Ctx& c, const Request& req) {
-    std::string op = req.field("op"), a = req.field("a"), bb = req.field("b");
+    std::string op = req.field("op"), a = req.field("a"), bb = req.field("b"), owner = req.field("owner");
     if ((op != "inbox_retry" && op != "key_release") || a.empty() || bb.empty()) return redirect("/");
+    if (op == "key_release" && !is_owner_oid(owner)) return redirect("/keys");
     Response r;
     if (c.session.role != Role::admin) {
         r.status = 403;
@@ -873,9 +924,11 @@ Response Console::small_act(Ctx& c, const Request& req) {
         return r;
     }
     Tx tx(db_, c.session.role, false);
-    auto done = tx.query("SELECT once.console_" + op + "($1, $2, $3)", {c.session.user, a, bb});
+    auto done = op == "inbox_retry"
+                    ? tx.query("SELECT once.console_inbox_retry($1, $2, $3)", {c.session.user, a, bb})
+                    : tx.query("SELECT once.console_key_release($1, $2, $3, $4::oid)", {c.session.user, a, bb, owner});
     tx.commit();
-    spdlog::info("{} {} {} {}: {}", c.session.user, op, a, bb, done.get(0, 0));
+    spdlog::info("{} {} {} {}{}: {}", c.session.user, op, a, bb, op == "key_release" ? " owner " + owner : "", done.get(0, 0));
     sessions_.set_flash(c.session_id, std::string(op == "inbox_retry" ? "Retry" : "Release") + ": " +
                                           (done.get(0, 0) == "t" ? "done." : "nothing to do (already gone)."));
     return redirect(op == "inbox_retry" ? "/inbox" : "/keys?scope=" + url_encode(a) + "&key=" + url_encode(bb));

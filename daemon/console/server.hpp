@@ -52,13 +52,13 @@ private:
     Response dead_act(Ctx& c, const Request& req);
     Response blocked(Ctx& c);
     Response sagas(Ctx& c, const Request& req);
-    Response saga_detail(Ctx& c, const std::string& id);
+    Response saga_detail(Ctx& c, const std::string& name, const std::string& id);   // a saga is (name, saga_id)
     Response saga_confirm(Ctx& c, const Request& req);
     Response saga_act(Ctx& c, const Request& req);
     Response actions(Ctx& c, const Request& req);
     Response inbox(Ctx& c, const Request& req);
     Response keys(Ctx& c, const Request& req);
-    Response small_confirm(Ctx& c, const Request& req);   // inbox retry, key release
+    Response small_confirm(Ctx& c, const Request& req);   // inbox retry, key release (of one owner's row)
     Response small_act(Ctx& c, const Request& req);
     std::string page(Ctx& c, const std::string& title, const std::string& active, const std::string& body);
 

@@ -259,8 +259,9 @@ $$;
 COMMENT ON FUNCTION once.console_saga_definitions() IS 'once-console: saga definitions, latest version each';
 -- One saga with its definition, its last error and the cause of its failure
 -- (once.saga_instances.failure_cause: the card was declined), which the last error (a
--- compensation that timed out later) hides.
-CREATE FUNCTION once.console_saga(p_saga_id text)
+-- compensation that timed out later) hides. A saga is (name, saga_id): ids are unique per
+-- definition (docs/sagas.md).
+CREATE FUNCTION once.console_saga(p_name text, p_saga_id text)
 RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
                input jsonb, data jsonb, last_error text, cause text, deadline timestamptz,
                created_at timestamptz, updated_at timestamptz, finished_at timestamptz, definition jsonb)
@@ -270,22 +271,22 @@ AS $$
            s.failure_cause, s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
       FROM once.saga_instances s
       JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
-     WHERE s.saga_id = p_saga_id
+     WHERE s.name = p_name AND s.saga_id = p_saga_id
 $$;
-COMMENT ON FUNCTION once.console_saga(text) IS 'once-console: one saga with input, data, definition, last error and the failure''s cause';
+COMMENT ON FUNCTION once.console_saga(text, text) IS 'once-console: one saga with input, data, definition, last error and the failure''s cause';
 
-CREATE FUNCTION once.console_saga_history(p_saga_id text, max_rows integer DEFAULT 500)
+CREATE FUNCTION once.console_saga_history(p_name text, p_saga_id text, max_rows integer DEFAULT 500)
 RETURNS TABLE (id bigint, at timestamptz, from_status text, to_status text, step text, event text,
                reason text, message_id text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT t.id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id
       FROM once.saga_transitions t
-     WHERE t.saga_id = p_saga_id
+     WHERE t.saga_id = p_saga_id AND t.name = p_name
      ORDER BY t.id
      LIMIT least(greatest(max_rows, 1), 5000)
 $$;
-COMMENT ON FUNCTION once.console_saga_history(text, integer) IS 'once-console: a saga''s transitions in order';
+COMMENT ON FUNCTION once.console_saga_history(text, text, integer) IS 'once-console: a saga''s transitions in order';
 
 CREATE FUNCTION once.console_recent_actions(before_id bigint DEFAULT NULL, max_rows integer DEFAULT 50)
 RETURNS SETOF once.console_actions
@@ -318,20 +319,23 @@ COMMENT ON FUNCTION once.console_inbox_poison(text, text, integer) IS
     'once-console: a page of poison inbox messages with their failures';
 
 -- One idempotency key, without its stored response (that may hold another role's data):
--- only the response's size.
+-- only the response's size. A key's identity is (scope, key, owner): one row per role that
+-- stored it (owner_id 0, owner NULL: a key stored by 0.1), in the order of owner_id.
 CREATE FUNCTION once.console_key(p_scope text, p_key text)
 RETURNS TABLE (scope text, key text, state text, status integer, recovery_point text, attempt integer,
                locked_until timestamptz, created_at timestamptz, expires_at timestamptz, owner name,
-               expired boolean, response_bytes integer)
+               expired boolean, response_bytes integer, owner_id oid)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT k.scope, k.key, k.state, k.status, k.recovery_point, k.attempt, k.locked_until, k.created_at,
            k.expires_at, (SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.oid = k.owner),
-           k.expires_at <= now(), pg_catalog.octet_length(k.response::text)
+           k.expires_at <= now(), pg_catalog.octet_length(k.response::text), k.owner
       FROM once.keys k
      WHERE k.scope = p_scope AND k.key = p_key
+     ORDER BY k.owner
 $$;
-COMMENT ON FUNCTION once.console_key(text, text) IS 'once-console: one idempotency key''s state (not its response)';
+COMMENT ON FUNCTION once.console_key(text, text) IS
+    'once-console: one idempotency key''s state (not its response), a row per owner';
 
 -- ----------------------------------------------------------------------------- actions
 
@@ -377,35 +381,43 @@ END
 $$;
 COMMENT ON FUNCTION once.console_discard(text, uuid[]) IS 'once.discard, recorded in once.console_actions';
 
-CREATE FUNCTION once.console_saga_retry(actor text, saga_id text) RETURNS text
+CREATE FUNCTION once.console_saga_retry(actor text, name text, saga_id text) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     st text;
 BEGIN
     PERFORM once._console_check_actor(actor);
-    st := once.saga_retry(saga_id);
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'the saga''s definition (name) must not be NULL'
+            USING ERRCODE = '22023', HINT = 'A saga is (name, saga_id): pass both.';
+    END IF;
+    st := once.saga_retry(saga_id, name);
     INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
-    VALUES (actor, session_user, 'saga_retry', ARRAY[saga_id], 1, st);
+    VALUES (actor, session_user, 'saga_retry', ARRAY[name, saga_id], 1, st);
     RETURN st;
 END
 $$;
-COMMENT ON FUNCTION once.console_saga_retry(text, text) IS 'once.saga_retry, recorded in once.console_actions';
+COMMENT ON FUNCTION once.console_saga_retry(text, text, text) IS 'once.saga_retry, recorded in once.console_actions';
 
-CREATE FUNCTION once.console_saga_abort(actor text, saga_id text, reason text) RETURNS text
+CREATE FUNCTION once.console_saga_abort(actor text, name text, saga_id text, reason text) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     st text;
 BEGIN
     PERFORM once._console_check_actor(actor);
-    st := once.saga_abort(saga_id, reason);
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'the saga''s definition (name) must not be NULL'
+            USING ERRCODE = '22023', HINT = 'A saga is (name, saga_id): pass both.';
+    END IF;
+    st := once.saga_abort(saga_id, reason, name);
     INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
-    VALUES (actor, session_user, 'saga_abort', ARRAY[saga_id], 1, st || ': ' || coalesce(reason, 'by hand'));
+    VALUES (actor, session_user, 'saga_abort', ARRAY[name, saga_id], 1, st || ': ' || coalesce(reason, 'by hand'));
     RETURN st;
 END
 $$;
-COMMENT ON FUNCTION once.console_saga_abort(text, text, text) IS 'once.saga_abort, recorded in once.console_actions';
+COMMENT ON FUNCTION once.console_saga_abort(text, text, text, text) IS 'once.saga_abort, recorded in once.console_actions';
 
 CREATE FUNCTION once.console_inbox_retry(actor text, source text, message_id text) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -422,45 +434,57 @@ END
 $$;
 COMMENT ON FUNCTION once.console_inbox_retry(text, text, text) IS 'once.inbox_retry, recorded in once.console_actions';
 
--- Releases a stuck key whoever owns it (runs as the extension's owner), so the next call runs
--- the command again.
-CREATE FUNCTION once.console_key_release(actor text, scope text, key text) RETURNS boolean
+-- once.key_release of the row of one owner (its oid, once.keys.owner; 0: a key stored by 0.1),
+-- whoever that is: the same lock on (scope, key, owner) and the same delete of an in-progress
+-- row (extension/src/pg/idempotency.cpp). key_release itself picks the caller's row, which
+-- the console's admin does not have, and refuses (ON106) when several roles stored the key.
+CREATE FUNCTION once._key_release_owned(scope text, key text, owner oid) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'once_key_release_owned' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION once._key_release_owned(text, text, oid) FROM PUBLIC;
+
+-- Releases a stuck key, the row of the given owner (runs as the extension's owner), so that
+-- owner's next call runs the command again; the others' rows of (scope, key) stay.
+CREATE FUNCTION once.console_key_release(actor text, scope text, key text, owner oid) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     done boolean;
 BEGIN
     PERFORM once._console_check_actor(actor);
-    done := once.key_release(scope, key);
+    done := once._key_release_owned(scope, key, owner);
     INSERT INTO once.console_actions (actor, db_role, action, ids, affected)
-    VALUES (actor, session_user, 'key_release', ARRAY[scope, key], CASE WHEN done THEN 1 ELSE 0 END);
+    VALUES (actor, session_user, 'key_release',
+            ARRAY[scope, key, coalesce((SELECT r.rolname::text FROM pg_catalog.pg_roles r WHERE r.oid = owner),
+                                       owner::text)],
+            CASE WHEN done THEN 1 ELSE 0 END);
     RETURN done;
 END
 $$;
-COMMENT ON FUNCTION once.console_key_release(text, text, text) IS 'once.key_release, recorded in once.console_actions';
+COMMENT ON FUNCTION once.console_key_release(text, text, text, oid) IS
+    'once.key_release of one owner''s row of (scope, key), recorded in once.console_actions';
 
 REVOKE ALL ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
     once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
     once.console_saga_definitions(), once.console_relays(),
-    once.console_saga(text), once.console_saga_history(text, integer),
+    once.console_saga(text, text), once.console_saga_history(text, text, integer),
     once.console_recent_actions(bigint, integer),
     once.console_inbox_poison(text, text, integer), once.console_key(text, text),
     once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
-    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
-    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text) FROM PUBLIC;
+    once.console_saga_retry(text, text, text), once.console_saga_abort(text, text, text, text),
+    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text, oid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
     once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
     once.console_saga_definitions(), once.console_relays(),
-    once.console_saga(text), once.console_saga_history(text, integer),
+    once.console_saga(text, text), once.console_saga_history(text, text, integer),
     once.console_recent_actions(bigint, integer),
     once.console_inbox_poison(text, text, integer), once.console_key(text, text) TO once_console_viewer, once_admin;
 GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
-    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
-    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text)
+    once.console_saga_retry(text, text, text), once.console_saga_abort(text, text, text, text),
+    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text, oid)
     TO once_console_admin, once_admin;
 
 -- Inbox subscriptions with whether their handler still exists (issue 22): a dropped handler's

@@ -180,8 +180,8 @@ try:
     ok("retry done" in flash.text, "the console reports the retry")
     st = psql("SELECT status FROM once.saga_instances WHERE saga_id = 'order-declined-1'")
     ok(st == "compensating", f"database: the saga left failed and compensates again ({st})")
-    ok(psql("SELECT actor || ' ' || action FROM once.console_actions WHERE ids = ARRAY['order-declined-1']")
-       == "admin saga_retry", "database: the retry is in once.console_actions")
+    ok(psql("SELECT actor || ' ' || action FROM once.console_actions WHERE ids = ARRAY['cafe_order', 'order-declined-1']")
+       == "admin saga_retry", "database: the retry is in once.console_actions, with the saga's definition")
     open_nav("Sagas", "sagas")
     driver.find_element(By.ID, "q").send_keys("order-soldout")
     driver.find_element(By.ID, "search").click()
@@ -202,6 +202,8 @@ try:
     wait.until(EC.presence_of_element_located((By.ID, "search-result")))
     ids = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#sagas td:first-child a")]
     ok(ids == ["order-soldout"], f"search by business key item=matcha ({ids})")
+    href = driver.find_element(By.CSS_SELECTOR, "#sagas td:first-child a").get_attribute("href")
+    ok("name=cafe_order" in href and "id=order-soldout" in href, f"the result links to the saga by (name, id) ({href})")
     shot("saga_search")
     q = driver.find_element(By.ID, "q")
     q.clear()
@@ -210,6 +212,47 @@ try:
     wait.until(lambda d: "price" in d.current_url)
     ids = sorted(a.text for a in driver.find_elements(By.CSS_SELECTOR, "#sagas td:first-child a"))
     ok(ids == ["order-declined-1", "order-declined-2"], f"search by a numeric business key price=380 ({ids})")
+
+    # --- the same saga id in two definitions: each has its own page; aborting one leaves the other
+    def twin_links():
+        return {r.find_elements(By.TAG_NAME, "td")[1].text.split(" ")[0]: r.find_element(By.CSS_SELECTOR, "td a")
+                for r in driver.find_elements(By.CSS_SELECTOR, "#sagas tr")[1:]}
+    q = driver.find_element(By.ID, "q")
+    q.clear()
+    q.send_keys("order-twin")
+    driver.find_element(By.ID, "search").click()
+    ok("one per definition" in wait.until(EC.presence_of_element_located((By.ID, "search-result"))).text,
+       "search by an id two definitions have lists both")
+    links = twin_links()
+    ok(set(links) == {"cafe_order", "gift_order"}, f"both twins listed ({sorted(links)})")
+    shot("saga_twins")
+    links["gift_order"].click()
+    wait.until(EC.presence_of_element_located((By.ID, "status")))
+    ok("gift_order" in driver.find_element(By.ID, "saga").text and
+       "wrap_gift" in driver.find_element(By.ID, "history").text, "the gift_order twin's page shows its definition and history")
+    ok("reserve_stock" not in driver.find_element(By.ID, "history").text, "and not the cafe_order twin's history")
+    driver.get(base + "/sagas/order-twin")   # a link of the old console: lists the twins
+    wait.until(EC.presence_of_element_located((By.ID, "search-result")))
+    links = twin_links()
+    ok(set(links) == {"cafe_order", "gift_order"}, "an old /sagas/<id> link lists the definitions with the id")
+    links["cafe_order"].click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "status"))).text == "running", "the cafe_order twin is running")
+    ok("reserve_stock" in driver.find_element(By.ID, "history").text, "its page shows its own history")
+    driver.find_element(By.ID, "abort").click()
+    ok("cafe_order" in wait.until(EC.presence_of_element_located((By.ID, "question"))).text,
+       "the abort confirmation names the definition")
+    driver.find_element(By.ID, "confirm").click()
+    ok("abort done" in wait.until(EC.presence_of_element_located((By.ID, "flash"))).text, "the console reports the abort")
+    st = psql("SELECT string_agg(name || '=' || status, ' ' ORDER BY name) FROM once.saga_instances WHERE saga_id = 'order-twin'")
+    ok(st == "cafe_order=compensating gift_order=running", f"database: only the cafe_order twin was aborted ({st})")
+    ok(driver.find_element(By.ID, "status").text == "compensating", "the page shows the aborted twin")
+    ok(psql("SELECT actor || ' ' || action FROM once.console_actions WHERE ids = ARRAY['cafe_order', 'order-twin']")
+       == "admin saga_abort", "database: the abort is in once.console_actions, with the saga's definition")
+    driver.get(base + "/saga?name=gift_order&id=order-twin")
+    ok(wait.until(EC.presence_of_element_located((By.ID, "status"))).text == "running", "the gift_order twin still runs")
+    driver.get(base + "/saga?name=no_such_definition&id=order-twin")
+    ok("no_such_definition" in wait.until(EC.presence_of_element_located((By.ID, "not-found"))).text,
+       "an unknown (name, id) is not found")
 
     # --- inbox poison: retry by clicking
     open_nav("Inbox", "poison")
@@ -227,15 +270,39 @@ try:
     driver.find_element(By.ID, "k-scope").send_keys("POST /payments")
     driver.find_element(By.ID, "k-key").send_keys("idem-stuck-1")
     driver.find_element(By.ID, "lookup").click()
-    key = wait.until(EC.presence_of_element_located((By.ID, "key"))).text
+    stuck_owner = psql("SELECT owner FROM once.keys WHERE key = 'idem-stuck-1'")
+    key = wait.until(EC.presence_of_element_located((By.ID, "key-" + stuck_owner))).text
     ok("in_progress" in key and "card_charged" in key and "postgres" in key, "key state, recovery point and owner shown")
     page_is_clean()
     shot("key")
-    driver.find_element(By.ID, "release").click()
+    driver.find_element(By.ID, "release-" + stuck_owner).click()
     wait.until(EC.presence_of_element_located((By.ID, "question")))
     driver.find_element(By.ID, "confirm").click()
     ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Release: done.", "key release reported")
     ok(psql("SELECT count(*) FROM once.keys WHERE key = 'idem-stuck-1'") == "0", "database: the key is released")
+
+    # two roles hold the same (scope, key): both rows listed; releasing one leaves the other
+    open_nav("Keys", "k-scope")
+    driver.find_element(By.ID, "k-scope").send_keys("POST /refunds")
+    driver.find_element(By.ID, "k-key").send_keys("idem-shared")
+    driver.find_element(By.ID, "lookup").click()
+    wait.until(EC.presence_of_element_located((By.ID, "keys")))
+    owners = [d.text for d in driver.find_elements(By.CSS_SELECTOR, "#keys dl.key dd.owner")]
+    ok(sorted(owners) == ["console_shop_a", "console_shop_b"], f"the key page lists each owner's row ({owners})")
+    shot("key_two_owners")
+    oid_a = psql("SELECT oid FROM pg_roles WHERE rolname = 'console_shop_a'")
+    driver.find_element(By.ID, "release-" + oid_a).click()
+    ok("console_shop_a" in wait.until(EC.presence_of_element_located((By.ID, "question"))).text,
+       "the release confirmation names the owner")
+    driver.find_element(By.ID, "confirm").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Release: done.", "release of one owner's row reported")
+    left = psql("SELECT string_agg(owner::regrole::text, ' ') FROM once.keys WHERE key = 'idem-shared'")
+    ok(left == "console_shop_b", f"database: only console_shop_a's row was released ({left})")
+    owners = [d.text for d in driver.find_elements(By.CSS_SELECTOR, "#keys dl.key dd.owner")]
+    ok(owners == ["console_shop_b"], f"the page now lists the other owner's row only ({owners})")
+    ok(psql("SELECT actor || ' ' || affected FROM once.console_actions WHERE action = 'key_release' "
+            "AND ids = ARRAY['POST /refunds', 'idem-shared', 'console_shop_a']") == "admin 1",
+       "database: the release is in once.console_actions, with the owner")
 
     # --- overview: send and ack rates (the console samples every second in this test)
     psql("SELECT count(*) FROM (SELECT once.send('rates.test', '{}') FROM generate_series(1, 50)) s")

@@ -53,3 +53,20 @@ SELECT once.inbox_failed('shop-relay', 'msg-poison-1', 'handler cafe.record_orde
 -- A stuck idempotency key: acquired, checkpointed, never completed.
 SELECT state FROM once.key_acquire('POST /payments', 'idem-stuck-1', '{"order": 17}', '1 hour');
 SELECT once.key_checkpoint('POST /payments', 'idem-stuck-1', 'card_charged', '{"charge": "ch-17"}');
+
+-- Two roles hold the same key: a key's identity is (scope, key, owner), each role has its own.
+CREATE ROLE console_shop_a NOLOGIN;
+CREATE ROLE console_shop_b NOLOGIN;
+GRANT once_producer TO console_shop_a, console_shop_b;
+SET ROLE console_shop_a;
+SELECT state FROM once.key_acquire('POST /refunds', 'idem-shared', '{"order": 21}', '1 hour');
+SET ROLE console_shop_b;
+SELECT state FROM once.key_acquire('POST /refunds', 'idem-shared', '{"order": 22}', '1 hour');
+RESET ROLE;
+
+-- Two definitions with the same saga id: saga ids are unique per definition, a saga is
+-- (name, saga_id). Both twins are running.
+SELECT once.saga_define('gift_order', $${"steps": [
+  {"name": "wrap_gift", "action": {"topic": "gift.wrap"}, "compensation": {"topic": "gift.unwrap"}, "timeout": "1 hour"}]}$$);
+SELECT once.saga_start('cafe_order', 'order-twin', '{"item": "twin cafe"}');
+SELECT once.saga_start('gift_order', 'order-twin', '{"item": "twin gift"}');

@@ -49,7 +49,7 @@ curl -sf -b "$T/jar" -c "$T/jar" -o /dev/null --data "csrf=$token&user=admin&sec
 dead=$(psql -X -At -c "SELECT id FROM once.outbox WHERE dead_at IS NOT NULL LIMIT 1")
 before=$(curl -sf -b "$T/jar" "$url/dead" | grep -o 'id=older href="[^"]*"' | cut -d'"' -f2 | sed 's/&amp;/\&/g')
 pages=("/" "/dead" "$before" "/dead?error=unreachable&topic=payment.capture" "/dead?key=pay-77777" "/dead/$dead"
-       "/blocked" "/sagas" "/sagas?status=failed" "/sagas?name=cafe_order&status=running" "/sagas?q=n%3D77" "/sagas/order-21" "/inbox" "/keys?scope=x&key=y" "/actions")
+       "/blocked" "/sagas" "/sagas?status=failed" "/sagas?name=cafe_order&status=running" "/sagas?q=n%3D77" "/saga?name=cafe_order&id=order-21" "/inbox" "/keys?scope=x&key=y" "/actions")
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 printf '%-48s %8s %10s %8s\n' page "min ms" "median ms" "max ms"
 for p in "${pages[@]}"; do

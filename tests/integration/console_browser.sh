@@ -112,7 +112,7 @@ for form in "op=redrive&id=$victim" "op=redrive&id=$victim&csrf=" "op=redrive&id
     code=$(curl -s -o "$T/out" -w '%{http_code}' -b "$T/admin.jar" --data "$form" "$URL/dead/act")
     [ "$code" = 403 ] || fail "POST /dead/act with \"${form%%csrf*}...\" (bad CSRF) got HTTP $code"
 done
-code=$(curl -s -o /dev/null -w '%{http_code}' -b "$T/admin.jar" --data "op=retry&saga_id=order-declined-2" "$URL/sagas/act")
+code=$(curl -s -o /dev/null -w '%{http_code}' -b "$T/admin.jar" --data "op=retry&name=cafe_order&saga_id=order-declined-2" "$URL/sagas/act")
 [ "$code" = 403 ] || fail "POST /sagas/act without CSRF got HTTP $code"
 [ "$(psql -X -At -c "SELECT dead_at IS NOT NULL FROM once.outbox WHERE id = '$victim'")" = t ] || fail "redriven without a CSRF token"
 [ "$(psql -X -At -c "SELECT status FROM once.saga_instances WHERE saga_id = 'order-declined-2'")" = failed ] || fail "retried without a CSRF token"
@@ -120,7 +120,7 @@ viewer_csrf=$(curl_login viewer "$VIEWER_SECRET" "$T/viewer.jar")
 [ ${#viewer_csrf} = 64 ] || fail "no CSRF token after the viewer's login"
 code=$(curl -s -o /dev/null -w '%{http_code}' -b "$T/viewer.jar" --data "csrf=$viewer_csrf&op=redrive&id=$victim" "$URL/dead/act")
 [ "$code" = 403 ] || fail "a viewer's redrive got HTTP $code"
-code=$(curl -s -o /dev/null -w '%{http_code}' -b "$T/viewer.jar" --data "csrf=$viewer_csrf&op=abort&saga_id=order-declined-2" "$URL/sagas/act")
+code=$(curl -s -o /dev/null -w '%{http_code}' -b "$T/viewer.jar" --data "csrf=$viewer_csrf&op=abort&name=cafe_order&saga_id=order-declined-2" "$URL/sagas/act")
 [ "$code" = 403 ] || fail "a viewer's saga abort got HTTP $code"
 [ "$(psql -X -At -c "SELECT dead_at IS NOT NULL FROM once.outbox WHERE id = '$victim'")" = t ] || fail "a viewer redrove"
 # the session's CSRF token does not work for another session
@@ -133,7 +133,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -b "$T/admin.jar" --data "csrf=$ad
 
 say "the database enforces the roles too"
 out=$(psql -X -At -v ON_ERROR_STOP=1 -c "SET ROLE once_console_viewer" \
-      -c "SELECT once.console_saga_retry('mallory', 'order-declined-2')" 2>&1) && fail "viewer role could retry: $out"
+      -c "SELECT once.console_saga_retry('mallory', 'cafe_order', 'order-declined-2')" 2>&1) && fail "viewer role could retry: $out"
 grep -q "permission denied" <<<"$out" || fail "unexpected: $out"
 out=$(psql -X -At -v ON_ERROR_STOP=1 -c "SET ROLE once_console_viewer" -c "SELECT count(*) FROM once.outbox" 2>&1) &&
     fail "viewer role could read once.outbox: $out"

@@ -18,7 +18,7 @@ SELECT once.saga_reply('o-1', 'reserve_stock', 'compensation_failed', '{"error":
 SELECT results_eq($$SELECT status, failure_cause, last_error LIKE '%stock service down' FROM once.sagas WHERE saga_id = 'o-1'$$,
                   $$VALUES ('failed', 'step capture_payment failed: card declined', true)$$,
                   'failed: last_error is the compensation''s failure, the cause is still the payment');
-SELECT is((SELECT cause FROM once.console_saga('o-1')), 'step capture_payment failed: card declined',
+SELECT is((SELECT cause FROM once.console_saga('cafe', 'o-1')), 'step capture_payment failed: card declined',
           'the console''s saga detail reads it');
 
 SELECT once.saga_define('single', '{"steps": [{"name": "n", "action": {"topic": "a.n"}, "kind": "retriable", "max_attempts": 1}]}');

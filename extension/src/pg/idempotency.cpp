@@ -528,6 +528,25 @@ ONCE_SQL_FUNCTION(once_key_release) {
     PG_RETURN_BOOL(execute_locked(args, release_plan, values, nulls, 3, false) == 1);
 }
 
+// once._key_release_owned(scope, key, owner): once.key_release of the row in one namespace
+// (owner 0: a key stored by 0.1), without resolving the caller's. once.console_key_release
+// calls it: the console's admin holds none of the keys and names the row it releases, which
+// key_release cannot address when several roles stored (scope, key) (ON106). Same lock on
+// (scope, key, owner), same DELETE of an in-progress row.
+ONCE_SQL_FUNCTION(once_key_release_owned) {
+    KeyArgs args = key_args(fcinfo);
+    if (PG_ARGISNULL(2))
+        throw Error(ErrorCode::invalid_argument, "owner must not be NULL", {},
+                    "Pass the oid of the key's owner (once.keys.owner; 0 for a key stored by 0.1).");
+    const Oid owner = PG_GETARG_OID(2);
+    lock_key(args, owner);
+    Datum values[4] = {PointerGetDatum(args.scope), PointerGetDatum(args.key), 0, ObjectIdGetDatum(owner)};
+    char nulls[4] = {' ', ' ', 'n', ' '};
+    SpiSession spi;
+    AsExtensionOwner as_owner;
+    PG_RETURN_BOOL(release_plan.execute(values, nulls) == 1);
+}
+
 ONCE_SQL_FUNCTION(once_request_fingerprint) {
     Jsonb* request = PG_ARGISNULL(0) ? nullptr : PG_GETARG_JSONB_P(0);
     PG_RETURN_BYTEA_P(request_fingerprint(request));
