@@ -28,6 +28,8 @@ std::string timestamptz_text(int64_t unix_us) {
 // status interval anyway).
 constexpr std::chrono::milliseconds kConfirmEvery{200};
 constexpr std::chrono::seconds kWriteBackRetry{1};
+// While the queue is full and the stream not read: a status update this often.
+constexpr std::chrono::seconds kQuietStatusEvery{10};
 
 }  // namespace
 
@@ -97,6 +99,15 @@ void WalStream::pump(Clock::time_point now) {
     }
     std::vector<wal::WalEvent> events;
     try {
+        if (pending_.size() >= kMaxQueued) {   // the sink is behind: read nothing more for now
+            if (now - last_sent_ >= kQuietStatusEvery) {
+                reader_->send_status();
+                sent_ = confirmed_;
+                last_sent_ = now;
+            }
+            confirm(now);
+            return;
+        }
         bool open = reader_->read_available(events);
         handle(events);
         if (!open) {
@@ -268,7 +279,8 @@ bool WalStream::settlement_due() const {
 }
 
 void WalStream::poll_fds(std::vector<pollfd>& fds) const {
-    fds.push_back(pollfd{reader_->is_open() ? reader_->socket() : -1, POLLIN, 0});
+    bool reading = reader_->is_open() && pending_.size() < kMaxQueued;
+    fds.push_back(pollfd{reading ? reader_->socket() : -1, POLLIN, 0});
 }
 
 }  // namespace once::relay

@@ -62,6 +62,10 @@ Message relay_message(const once::WalMessage& m);
 class WalStream final : public ClaimSource {
 public:
     static constexpr size_t kOpenBatches = 2;
+    // Decoded messages queued at most: beyond, the stream is not read (the server's socket
+    // buffer and then the walsender wait) until the sink catches up; status updates still go
+    // out, so wal_sender_timeout does not end the stream.
+    static constexpr size_t kMaxQueued = 20000;
 
     WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
               Millis reconnect_max);

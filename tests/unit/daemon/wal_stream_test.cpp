@@ -191,3 +191,16 @@ TEST(WalStream, RelayMessageCarriesIdTopicKeyHeadersAndCreatedAt) {
     EXPECT_EQ(r.attempt, 1);
     EXPECT_EQ(r.created_at, "2023-11-14 22:13:20.123456+00");
 }
+
+TEST(WalStream, StopsReadingWhileTheQueueIsFull) {
+    Rig r;
+    std::vector<once::relay::wal::WalEvent> many;
+    for (size_t i = 0; i < WalStream::kMaxQueued; ++i) many.push_back(wal_message(1, 0x100 + i * 0x10));
+    r.wal.reads.push_back(std::move(many));
+    r.wal.reads.push_back({wal_message(2, 0x100000)});
+    r.stream.pump(Batch::Clock::now());
+    EXPECT_EQ(r.stream.queued(), WalStream::kMaxQueued);
+    r.stream.pump(Batch::Clock::now());   // full: the next group is not read
+    EXPECT_EQ(r.stream.queued(), WalStream::kMaxQueued);
+    EXPECT_EQ(r.wal.reads.size(), 1u);
+}
