@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
         std::unique_ptr<GaugeReader> gauge_reader;
         std::unique_ptr<MetricsServer> metrics_server;
         if (!options.metrics.empty()) {
-            gauge_reader = std::make_unique<GaugeReader>(options.db, options.name, options.connect_timeout, metrics);
+            gauge_reader = std::make_unique<GaugeReader>(options.db, options.name, options.connect_timeout, metrics,
+                                                         options.transport == "wal" ? options.wal_slot : std::string());
             metrics_server = std::make_unique<MetricsServer>(options.metrics, metrics, options.name);
             spdlog::info("metrics on http://{}/metrics", options.metrics);
         }

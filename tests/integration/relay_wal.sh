@@ -125,9 +125,14 @@ psql_src -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(1) 
     -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(2))" \
     -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(3) || '\\x$(tag_of 4)'::bytea)" \
     -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(5) || '\\x$(tag_of 5)'::bytea)" >/dev/null
-start_relay w4 --db "$SRC_DB" --sink stdout: --transport wal --poll-interval 100ms
+mport=$(free_port)
+start_relay w4 --db "$SRC_DB" --sink stdout: --transport wal --poll-interval 100ms --metrics "127.0.0.1:$mport"
 tagged_done() { [ -f "$T/relay-w4.out" ] && grep -q 00000000-0000-0000-0000-000000000005 "$T/relay-w4.out"; }
 once_wait_for "the last tagged message" 30 tagged_done || fail "the tagged messages were not delivered"
+metric() { curl -fsS "http://127.0.0.1:$mport/metrics" 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'; }
+has_metric() { [ -n "$(metric "$1")" ]; }
+once_wait_for "once_wal_slot_lag_bytes" 30 has_metric once_wal_slot_lag_bytes || fail "no once_wal_slot_lag_bytes on /metrics"
+[ "$(metric once_wal_unauthentic_total)" = 2 ] || fail "once_wal_unauthentic_total is $(metric once_wal_unauthentic_total), want 2"
 stop_relay w4
 [ "$(jq -r .id "$T/relay-w4.out" | tr '\n' ' ')" = "00000000-0000-0000-0000-000000000001 00000000-0000-0000-0000-000000000005 " ] ||
     fail "delivered: $(jq -r .id "$T/relay-w4.out" | tr '\n' ' ') (want 1 and 5 only)"
