@@ -34,7 +34,12 @@ out=$(relay_cmd --db "$SRC_DB" --drop-wal-slot 2>&1) || fail "--drop-wal-slot: $
 out=$(relay_cmd --db "$SRC_DB" --drop-wal-slot 2>&1) && fail "dropping a missing slot succeeded: $out"
 grep -q "there is no replication slot once_relay" <<<"$out" || fail "unclear refusal of a missing slot: $out"
 out=$(relay_cmd --db "$SRC_DB" --create-wal-slot 2>&1) || fail "--create-wal-slot again: $out"
+say "$out"
 grep -q "publication once_outbox exists" <<<"$out" || fail "the publication was not reused: $out"
+if [ "$(psql_src -c "SHOW server_version_num")" -ge 170000 ]; then   # a standby with sync_replication_slots keeps it
+    [ "$(psql_src -c "SELECT failover FROM pg_replication_slots WHERE slot_name = 'once_relay'")" = t ] ||
+        fail "the slot was created without failover on 17+"
+fi
 
 psql -X -q -d postgres -c "ALTER DATABASE src SET once.transport = 'wal'"
 [ "$(psql_src -c "SELECT once.send('t.probe', '{}') IS NOT NULL" -c "SELECT count(*) FROM once.outbox")" = $'t\n0' ] ||
