@@ -5,6 +5,7 @@
 #include "options.hpp"
 #include "outbox/gauge_reader.hpp"
 #include "relay.hpp"
+#include "wal/slot_admin.hpp"
 #include "signals.hpp"
 #include "sinks/sink.hpp"
 #include "outbox/session_check.hpp"
@@ -67,6 +68,18 @@ int main(int argc, char** argv) {
         setup_logging(options.log_level);
         for (const auto& w : command_line_secret_warnings(options)) spdlog::warn("{}", w);
         SourceDb::check_conninfo(options.db);
+        if (options.create_wal_slot || options.drop_wal_slot) {
+            try {
+                std::string done = options.create_wal_slot
+                                       ? wal::create_wal_slot(options.db, options.wal_slot, options.wal_publication,
+                                                              options.connect_timeout)
+                                       : wal::drop_wal_slot(options.db, options.wal_slot, options.connect_timeout);
+                std::printf("once-relay: %s\n", done.c_str());
+                return 0;
+            } catch (const wal::SlotAdminError& e) {
+                return fail(e.what());
+            }
+        }
         std::unique_ptr<Sink> sink = make_sink(options);
         sink->open();
         if (options.check_config) {
@@ -81,7 +94,8 @@ int main(int argc, char** argv) {
         std::unique_ptr<GaugeReader> gauge_reader;
         std::unique_ptr<MetricsServer> metrics_server;
         if (!options.metrics.empty()) {
-            gauge_reader = std::make_unique<GaugeReader>(options.db, options.name, options.connect_timeout, metrics);
+            gauge_reader = std::make_unique<GaugeReader>(options.db, options.name, options.connect_timeout, metrics,
+                                                         options.transport == "wal" ? options.wal_slot : std::string());
             metrics_server = std::make_unique<MetricsServer>(options.metrics, metrics, options.name);
             spdlog::info("metrics on http://{}/metrics", options.metrics);
         }

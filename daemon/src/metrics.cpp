@@ -92,6 +92,12 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     counter("once_relay_given_back_total", "Locked claim mode: claimed messages whose transaction rolled back (lost connection, failed COMMIT, shutdown bound); the outbox has them back untouched.", given_back.load());
     counter("once_relay_batches_total", "Non-empty claims.", batches.load());
     counter("once_relay_reconnects_total", "Database reconnections.", reconnects.load());
+    counter("once_wal_written_back_total", "WAL transport: messages the sink refused or could not take, written back to the outbox table.", wal_written_back.load());
+    counter("once_wal_unauthentic_total", "WAL transport: pg_once messages whose tag did not verify (not emitted by once.send), skipped.", wal_unauthentic.load());
+    counter("once_wal_malformed_total", "WAL transport: pg_once messages that do not decode, skipped.", wal_malformed.load());
+    counter("once_wal_stream_restarts_total", "WAL transport: replication connections re-opened after a failure.", wal_stream_restarts.load());
+    if (int64_t lag = wal_slot_lag_bytes.load(); lag >= 0)
+        gauge("once_wal_slot_lag_bytes", "WAL transport: WAL bytes the slot retains (pg_current_wal_lsn() - confirmed_flush_lsn), read with the outbox gauges.", std::to_string(lag));
     gauge("once_relay_in_flight", "Publishes awaiting the sink's answer.", std::to_string(in_flight.load()));
     gauge("once_relay_last_claim_timestamp_seconds", "Unix time of the last successful claim.",
           fmt_double(last_claim_unix_ms.load() / 1000.0));

@@ -47,6 +47,12 @@ struct Metrics {
     std::atomic<uint64_t> given_back{0};  // locked mode: claimed, then back in the outbox by a rollback
     std::atomic<uint64_t> batches{0};     // non-empty claims
     std::atomic<uint64_t> reconnects{0};  // database connections re-established
+    // The WAL transport (claim/wal_stream.hpp).
+    std::atomic<uint64_t> wal_written_back{0};   // refused by the sink, written back to the outbox table
+    std::atomic<uint64_t> wal_unauthentic{0};    // pg_once messages whose tag did not verify: skipped
+    std::atomic<uint64_t> wal_malformed{0};      // pg_once messages that do not decode: skipped
+    std::atomic<uint64_t> wal_stream_restarts{0};   // replication connections re-opened
+    std::atomic<int64_t> wal_slot_lag_bytes{-1};    // read with the outbox gauges; -1: not read / no slot
     std::atomic<int64_t> in_flight{0};
     std::atomic<int64_t> last_claim_unix_ms{0};   // last successful claim (empty or not)
     std::atomic<bool> db_connected{false};

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "wal/start_replication_command.hpp"
+
 #include "core/error.hpp"
 #include "core/topic.hpp"
 
@@ -70,6 +72,13 @@ po::options_description option_table() {
                                                  "(once.claim_locked, no lease write); leased takes a lease and "
                                                  "extends it for slow sinks; auto (default) is what the sink "
                                                  "prefers: leased for http(s), locked for the others")
+        ("transport", po::value<std::string>(), "table|wal: wal also streams the messages once.send wrote to the WAL "
+                                                "(once.transport = 'wal') from a logical replication slot, beside the "
+                                                "outbox table; needs a role with REPLICATION (default table)")
+        ("wal-slot", po::value<std::string>(), "--transport wal: the logical replication slot (default once_relay)")
+        ("wal-publication", po::value<std::string>(), "--transport wal: the slot's publication (default once_outbox)")
+        ("create-wal-slot", "create the publication (if missing) and the slot of --transport wal, then exit")
+        ("drop-wal-slot", "drop the slot of --transport wal, then exit")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
         ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
@@ -130,6 +139,11 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     str("log-level", o.log_level);
     str("synchronous-commit", o.synchronous_commit);
     str("claim-mode", o.claim_mode);
+    str("transport", o.transport);
+    str("wal-slot", o.wal_slot);
+    str("wal-publication", o.wal_publication);
+    o.create_wal_slot = vm.count("create-wal-slot") > 0;
+    o.drop_wal_slot = vm.count("drop-wal-slot") > 0;
     if (vm.count("topics")) o.topics = split_list(vm["topics"].as<std::string>());
     if (vm.count("batch")) o.batch = vm["batch"].as<int>();
     if (vm.count("max-in-flight")) o.max_in_flight = vm["max-in-flight"].as<int>();
@@ -154,7 +168,15 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
 void validate(const Options& o) {
     auto bad = [](const std::string& m) { return std::runtime_error(m); };
     if (o.db.empty()) throw bad("--db is required: the libpq connection string of the database to relay from");
-    if (o.sink.empty()) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
+    if (o.create_wal_slot && o.drop_wal_slot) throw bad("--create-wal-slot and --drop-wal-slot: choose one");
+    if (o.transport != "table" && o.transport != "wal") throw bad("--transport \"" + o.transport + "\": use table or wal");
+    for (const auto* n : {&o.wal_slot, &o.wal_publication})
+        if (!wal::is_valid_replication_name(*n))
+            throw bad(std::string(n == &o.wal_slot ? "--wal-slot" : "--wal-publication") + " \"" + *n +
+                      "\": use 1-63 lower-case letters, digits and underscores");
+    if (o.transport == "wal" && !o.topics.empty())
+        throw bad("--topics cannot be combined with --transport wal yet: the stream carries every topic");
+    if (o.sink.empty() && !o.create_wal_slot && !o.drop_wal_slot) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
     if (o.name.empty() || o.name.size() > 63) throw bad("--name must be 1..63 characters");
     for (char c : o.name)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '@'))
@@ -219,6 +241,9 @@ void for_each_restart_only(Visit&& visit) {
     visit("connect-timeout", &Options::connect_timeout);
     visit("synchronous-commit", &Options::synchronous_commit);
     visit("claim-mode", &Options::claim_mode);
+    visit("transport", &Options::transport);
+    visit("wal-slot", &Options::wal_slot);
+    visit("wal-publication", &Options::wal_publication);
     // The sink reads its secrets and CloudEvents settings once, when it is made.
     visit("webhook-secret-file", &Options::webhook_secret_files);
     visit("nats-token-file", &Options::nats_token_file);

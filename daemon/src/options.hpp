@@ -23,6 +23,11 @@ struct Options {
     std::string config;                // config file (INI); empty = none
     bool maintenance = true;           // run once.purge / once.saga_tick on timers
     std::string synchronous_commit = "off";  // for the relay's own claim/ack transactions
+    std::string transport = "table";   // table | wal: also stream the WAL transport's slot (claim/wal_stream.hpp)
+    std::string wal_slot = "once_relay";          // --transport wal: the logical replication slot
+    std::string wal_publication = "once_outbox";  // and its publication
+    bool create_wal_slot = false;      // create the publication and the slot, then exit
+    bool drop_wal_slot = false;        // drop the slot, then exit
     std::string claim_mode = "auto";   // locked | leased | auto: the sink's preference (claim/claim_mode.hpp)
     Millis purge_interval{60000};
     Millis saga_tick_interval{1000};

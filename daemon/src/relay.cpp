@@ -3,6 +3,8 @@
 #include "core/backoff.hpp"
 #include "outbox/locked_hold_bound.hpp"
 #include "outbox/session_check.hpp"
+#include "wal/pg_wal_store.hpp"
+#include "wal/replication_stream.hpp"
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -36,6 +38,16 @@ Relay::Wiring Relay::libpq_wiring(const Options& o) {
         return std::make_unique<PgLockedTx>(o.db, o.name, o.connect_timeout, o.synchronous_commit,
                                             locked_session_settings(locked_hold_bound(o.lease, o.sink_timeout)));
     };
+    if (o.transport == "wal") {
+        wal::ReplicationStreamOptions r;
+        r.conninfo = o.db;
+        r.slot = o.wal_slot;
+        r.publication = o.wal_publication;
+        r.application_name = o.name + " wal";
+        r.connect_timeout = o.connect_timeout;
+        w.wal_reader = std::make_unique<wal::ReplicationStream>(r);
+        w.wal_store = std::make_unique<PgWalStore>(o.db, o.name, o.connect_timeout);
+    }
     return w;
 }
 
@@ -53,6 +65,8 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
     leased_ = std::make_unique<LeasedClaims>(*db_, metrics_, std::move(claim_connection));
     if (mode_ == ClaimMode::locked)
         locked_ = std::make_unique<LockedLanes>(kOpenBatches, wiring_.locked_tx, locked_publish_limit(opt_.lease), metrics_);
+    if (wiring_.wal_reader)
+        wal_ = std::make_unique<WalStream>(std::move(wiring_.wal_reader), std::move(wiring_.wal_store), metrics_, opt_.reconnect_max);
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;
@@ -72,6 +86,9 @@ int Relay::run() {
     spdlog::info("once-relay {} starting as \"{}\": sink {}, claim mode {}{}, batch {}, lease {}, max-in-flight {}", ONCE_VERSION,
                  opt_.name, sink_->describe(), claim_mode_name(mode_), opt_.claim_mode == "auto" ? " (auto)" : "", opt_.batch,
                  format_duration(opt_.lease), opt_.max_in_flight);
+    if (wal_)
+        spdlog::info("transport wal: streaming slot {} (publication {}) beside the outbox table", opt_.wal_slot,
+                     opt_.wal_publication);
     sink_health(sink_->ready());
     while (true) {
         poll_signals();
@@ -95,13 +112,15 @@ int Relay::run() {
     if (db_->connected()) {   // (leased acks kept while the database was away)
         try { leased_->flush_pending_acks(); } catch (const std::exception&) {}
     }
+    if (wal_) wal_->close();   // (the last status update carries the confirmed position)
     log_stats(true);
     spdlog::info("stopped");
     return 0;
 }
 
 void Relay::step() {
-    if (!db_->connected() && open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
+    if (!db_->connected() && table_open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
+    if (wal_) wal_step();
     collect_claims();
     // Leased batches settle on the LISTEN connection (with it away, their acks are kept).
     settle(*leased_);
@@ -117,13 +136,29 @@ void Relay::step() {
     if (db_->connected() && may_claim()) claim();
     // Locked batches settle on their own connections, whatever happened to db_.
     if (locked_) settle(*locked_);
+    // The stream's batches settle by acks and write-backs; the slot's position follows.
+    if (wal_) wal_->settle_finished([this](const SettleOutcome&) { failures_logged_ = 0; });
     wait_and_process();
+}
+
+bool Relay::wal_may_claim() const { return wal_ && !stopping_ && sink_ready_ && wal_->may_claim(); }
+
+void Relay::wal_step() {
+    wal_->pump(Clock::now());
+    if (!wal_may_claim()) return;
+    wal_->start_claim(ClaimRequest{opt_.batch, opt_.lease, {}, 0});
+    for (ClaimAnswer& a : wal_->collect_claims()) {
+        metrics_.batches++;
+        uint64_t first = next_token_;
+        next_token_ += a.messages.size();
+        wal_->open_batch(a.lane, Batch(std::move(a.messages), first, Clock::now()));
+    }
 }
 
 std::vector<Batch*> Relay::open_batches() {
     std::vector<Batch*> out;
     for (ClaimSource* s : sources()) s->open_batches(out);
-    if (locked_)   // oldest first (from both sources): tokens grow with every claim
+    if (locked_ || wal_)   // oldest first (from every source): tokens grow with every claim
         std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
     return out;
 }
@@ -134,11 +169,18 @@ size_t Relay::open_count() const {   // (a claim still out counts: its answer ma
     return n;
 }
 
+size_t Relay::table_open_count() const {
+    size_t n = leased_->open_count();
+    if (locked_) n += locked_->open_count();
+    return n;
+}
+
 std::vector<ClaimSource*> Relay::sources() const {
     // The leased claims always (the leased mode, or the locked mode's fallback after a failed
-    // settlement), the locked lanes in the locked mode.
+    // settlement), the locked lanes in the locked mode, the WAL stream with --transport wal.
     std::vector<ClaimSource*> out{leased_.get()};
     if (locked_) out.push_back(locked_.get());
+    if (wal_) out.push_back(wal_.get());
     return out;
 }
 
@@ -150,7 +192,7 @@ void Relay::want_claim() {
 bool Relay::claims_locked() const { return mode_ == ClaimMode::locked && Clock::now() >= leased_until_; }
 
 bool Relay::may_claim() const {
-    if (stopping_ || !db_->connected() || !sink_ready_ || open_count() >= kOpenBatches) return false;
+    if (stopping_ || !db_->connected() || !sink_ready_ || table_open_count() >= kOpenBatches) return false;
     if (!leased_->may_claim()) return false;   // a leased claim out, or the sink has work queued
     // (a second claim beside one still out only while a backlog drains: see LockedLanes)
     if (claims_locked() && !locked_->may_claim()) return false;
@@ -171,7 +213,8 @@ void Relay::claim() {
 }
 
 void Relay::collect_claims() {
-    for (ClaimSource* s : sources()) collect_claims_of(*s);
+    for (ClaimSource* s : sources())
+        if (s != wal_.get()) collect_claims_of(*s);   // (the stream's: wal_step)
 }
 
 void Relay::collect_claims_of(ClaimSource& source) {
@@ -208,7 +251,8 @@ void Relay::wait_and_process() {
     if (db_->connected() && db_->consume_wakeups()) want_claim();
     bool draining = open_count() > 0 && (stopping_ || !db_->connected());
     int64_t timeout = 60000;
-    if (may_claim()) timeout = 0;
+    if (may_claim() || wal_may_claim()) timeout = 0;
+    if (wal_ && !wal_->is_open() && !stopping_) timeout = std::min<int64_t>(timeout, 100);   // (its reopen timer)
     int st = sink_->poll_timeout_ms();
     if (st >= 0) timeout = std::min<int64_t>(timeout, st);
     if (open_count() > 0) {
@@ -220,7 +264,7 @@ void Relay::wait_and_process() {
         if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
         if (!sink_ready_) timeout = std::min<int64_t>(timeout, 200);   // ask the sink again
         if (opt_.maintenance) timeout = std::min<int64_t>(timeout, ms_until(std::min(next_purge_, next_saga_tick_)));
-    } else if (open_count() == 0) {
+    } else if (table_open_count() == 0) {
         timeout = std::min<int64_t>(timeout, ms_until(reconnect_at_));
     }
     if (draining) timeout = std::min<int64_t>(timeout, ms_until(drain_deadline_));
@@ -467,6 +511,7 @@ void Relay::poll_signals() {
         stop_deadline_ = Clock::now() + opt_.shutdown_timeout;
         // Leased batches hand back what was not published yet. Locked batches are finished
         // (published, settled, committed) within the bound, else rolled back.
+        if (wal_) wal_->shutdown();
         stop_batches("relay stopping before publishing", stop_deadline_);
         notifier_.stopping();
         spdlog::info("stopping: finishing in-flight work (at most {})", format_duration(opt_.shutdown_timeout));

@@ -24,6 +24,7 @@
 #include "batch.hpp"
 #include "claim/leased_claims.hpp"
 #include "claim/locked_lanes.hpp"
+#include "claim/wal_stream.hpp"
 #include "outbox/locked_tx.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
@@ -69,6 +70,9 @@ public:
         std::unique_ptr<OutboxSession> db;                        // the LISTEN connection
         std::function<std::unique_ptr<PgLockedTx>()> leased_claim_connection;   // null: claims on db
         LockedLanes::TxFactory locked_tx;                         // one locked lane's transaction
+        // --transport wal: the replication stream and the write-back connection (else null).
+        std::unique_ptr<wal::WalReader> wal_reader;
+        std::unique_ptr<WalStore> wal_store;
     };
     // The wiring the daemon uses: libpq connections made from `options`.
     static Wiring libpq_wiring(const Options& options);
@@ -91,6 +95,9 @@ private:
     void settle(ClaimSource& source);       // what is finished: ack/nack/dead (+ COMMIT)
     void on_settled(const SettleOutcome& o);  // wake-up; a batch given back: back off
     void collect_claims();                  // open a batch for each claim answered (either mode)
+    void wal_step();                        // --transport wal: read the stream, claim from it, open its batch
+    bool wal_may_claim() const;
+    size_t table_open_count() const;        // open batches and claims out of the table's sources
     void want_claim();                      // something may be claimable: claim again soon
     std::vector<Batch*> open_batches();     // oldest first, either mode
     size_t open_count() const;
@@ -124,6 +131,7 @@ private:
     // Leased claims: the leased mode, and the locked mode for kLeasedAfterFailure after a
     // failed settlement (then on db_, with no claim connection of their own).
     std::unique_ptr<LeasedClaims> leased_;
+    std::unique_ptr<WalStream> wal_;        // --transport wal: beside the table's source
     std::mt19937_64 rng_;
 
     SignalEvents events_;

@@ -8,6 +8,13 @@ ClaimMode resolve_claim_mode(const std::string& option, ClaimMode sink_prefers) 
     return sink_prefers;   // "auto" (validate() refuses anything else)
 }
 
-const char* claim_mode_name(ClaimMode m) { return m == ClaimMode::locked ? "locked" : "leased"; }
+const char* claim_mode_name(ClaimMode m) {
+    switch (m) {
+    case ClaimMode::locked: return "locked";
+    case ClaimMode::leased: return "leased";
+    case ClaimMode::wal: return "wal";
+    }
+    return "?";
+}
 
 }  // namespace once::relay

@@ -12,7 +12,9 @@
 
 namespace once::relay {
 
-enum class ClaimMode { locked, leased };
+// wal: not a claim mode of the table but the WAL transport's stream (claim/wal_stream.hpp),
+// settled by the slot's position.
+enum class ClaimMode { locked, leased, wal };
 
 // --claim-mode auto|locked|leased; `sink_prefers` decides auto.
 ClaimMode resolve_claim_mode(const std::string& option, ClaimMode sink_prefers);

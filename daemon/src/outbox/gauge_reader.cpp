@@ -17,8 +17,10 @@ std::chrono::milliseconds next_gauge_read_in(std::chrono::milliseconds took) {
     return std::max<std::chrono::milliseconds>(kGaugeInterval, took * 20);
 }
 
-GaugeReader::GaugeReader(std::string conninfo, std::string relay_name, Millis connect_timeout, Metrics& metrics)
-    : conninfo_(std::move(conninfo)), name_(std::move(relay_name)), connect_timeout_(connect_timeout), metrics_(metrics) {
+GaugeReader::GaugeReader(std::string conninfo, std::string relay_name, Millis connect_timeout, Metrics& metrics,
+                         std::string wal_slot)
+    : conninfo_(std::move(conninfo)), name_(std::move(relay_name)), connect_timeout_(connect_timeout),
+      wal_slot_(std::move(wal_slot)), metrics_(metrics) {
     metrics_.outbox_gauges_enabled = true;
     thread_ = std::thread([this] { run(); });
 }
@@ -86,6 +88,7 @@ bool GaugeReader::read_once() {
         std::lock_guard<std::mutex> lock(mu_);
         cancel_ = PQgetCancel(conn_);
     }
+    read_wal_slot_lag();
     ResultPtr has(PQexec(conn_, "SELECT pg_catalog.to_regprocedure('once.relay_topic_gauges()') IS NOT NULL"), PQclear);
     if (PQresultStatus(has.get()) != PGRES_TUPLES_OK) return failed(one_line(PQresultErrorMessage(has.get())));
     if (PQgetvalue(has.get(), 0, 0)[0] != 't') {
@@ -124,6 +127,23 @@ bool GaugeReader::read_once() {
     if (failing_) spdlog::info("metrics: reading the outbox gauges again");
     failing_ = false;
     return true;
+}
+
+// The WAL the slot holds back: the server's current position minus what the relay confirmed
+// (pg_replication_slots and pg_current_wal_lsn() are readable by every role). No row (the slot
+// is missing) or NULL (invalidated): -1, and the gauge is left out.
+void GaugeReader::read_wal_slot_lag() {
+    if (wal_slot_.empty()) return;
+    const char* values[1] = {wal_slot_.c_str()};
+    ResultPtr r(PQexecParams(conn_,
+                             "SELECT (pg_catalog.pg_current_wal_lsn() - confirmed_flush_lsn)::bigint "
+                             "FROM pg_catalog.pg_replication_slots WHERE slot_name = $1",
+                             1, nullptr, values, nullptr, nullptr, 0),
+                PQclear);
+    int64_t lag = -1;
+    if (PQresultStatus(r.get()) == PGRES_TUPLES_OK && PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0))
+        lag = std::stoll(PQgetvalue(r.get(), 0, 0));
+    metrics_.wal_slot_lag_bytes = lag;
 }
 
 }  // namespace once::relay

@@ -30,7 +30,10 @@ std::chrono::milliseconds next_gauge_read_in(std::chrono::milliseconds took);
 
 class GaugeReader {
 public:
-    GaugeReader(std::string conninfo, std::string relay_name, Millis connect_timeout, Metrics& metrics);
+    // `wal_slot`: --transport wal's slot, whose lag in bytes (once_wal_slot_lag_bytes) is read
+    // with the gauges; empty: none.
+    GaugeReader(std::string conninfo, std::string relay_name, Millis connect_timeout, Metrics& metrics,
+                std::string wal_slot = {});
     ~GaugeReader();   // stops the thread (an open read is cancelled)
     GaugeReader(const GaugeReader&) = delete;
     GaugeReader& operator=(const GaugeReader&) = delete;
@@ -38,11 +41,13 @@ public:
 private:
     void run();
     bool read_once();   // false: the read failed (logged)
+    void read_wal_slot_lag();
     void disconnect();
 
     std::string conninfo_;
     std::string name_;
     Millis connect_timeout_;
+    std::string wal_slot_;
     Metrics& metrics_;
     PGconn* conn_ = nullptr;
     PGcancel* cancel_ = nullptr;   // (guarded by mu_) cancels a read at destruction

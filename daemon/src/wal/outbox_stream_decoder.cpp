@@ -11,6 +11,7 @@ struct Visitor {
     bool& in_transaction;
     Lsn& final_lsn;
     size_t& messages;
+    const std::optional<WalMessageTag>& tag;
     std::vector<WalEvent>& events;
 
     void operator()(const PgoutputBegin& b) {
@@ -38,8 +39,17 @@ struct Visitor {
             return;
         }
         if (!in_transaction) throw ProtocolError("pgoutput transactional Message at " + format_lsn(m.lsn) + " outside a transaction");
+        std::string_view content = m.content;
+        if (tag) {
+            auto body = tag->verify(content);
+            if (!body) {
+                events.push_back(MalformedMessageEvent{final_lsn, m.lsn, "its tag does not verify (not emitted by once.send)", true});
+                return;
+            }
+            content = *body;
+        }
         try {
-            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content)});
+            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(content)});
             ++messages;
         } catch (const once::WalMessageFormatError& e) {
             events.push_back(MalformedMessageEvent{final_lsn, m.lsn, e.what()});
@@ -52,7 +62,7 @@ struct Visitor {
 }  // namespace
 
 void OutboxStreamDecoder::feed(std::string_view pgoutput_message, std::vector<WalEvent>& events) {
-    std::visit(Visitor{in_transaction_, final_lsn_, messages_in_transaction_, events}, parse_pgoutput(pgoutput_message));
+    std::visit(Visitor{in_transaction_, final_lsn_, messages_in_transaction_, tag_, events}, parse_pgoutput(pgoutput_message));
 }
 
 }  // namespace once::relay::wal

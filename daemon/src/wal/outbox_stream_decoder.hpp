@@ -13,8 +13,10 @@
 
 #include "core/wal_message.hpp"
 #include "wal/lsn.hpp"
+#include "wal/message_tag.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -32,6 +34,7 @@ struct MalformedMessageEvent {
     Lsn commit_lsn = 0;   // 0 for a non-transactional message (it belongs to no transaction)
     Lsn message_lsn = 0;
     std::string error;
+    bool unauthentic = false;   // its tag did not verify (wal/message_tag.hpp)
 };
 
 struct TransactionEndEvent {
@@ -45,6 +48,11 @@ using WalEvent = std::variant<OutboxMessageEvent, MalformedMessageEvent, Transac
 
 class OutboxStreamDecoder {
 public:
+    OutboxStreamDecoder() = default;
+    // With a tag, every pg_once message must end with its tag (wal/message_tag.hpp); one that
+    // does not is reported as malformed and unauthentic, never decoded.
+    explicit OutboxStreamDecoder(std::optional<WalMessageTag> tag) : tag_(std::move(tag)) {}
+
     // Feeds one pgoutput message (an XLogData's data); appends its events. Throws
     // ProtocolError on a malformed pgoutput message or one out of place (a Commit without a
     // Begin, a Begin inside a transaction, a transactional Message outside one).
@@ -53,6 +61,7 @@ public:
     bool in_transaction() const { return in_transaction_; }
 
 private:
+    std::optional<WalMessageTag> tag_;
     bool in_transaction_ = false;
     Lsn final_lsn_ = 0;
     size_t messages_in_transaction_ = 0;

@@ -50,7 +50,7 @@ void ReplicationStream::open() {
     std::unique_ptr<PGresult, decltype(&PQclear)> res(PQexec(conn_, command.c_str()), PQclear);
     if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) fail("START_REPLICATION on slot " + options_.slot + " failed");
     if (PQsetnonblocking(conn_, 1) != 0) fail("cannot make the replication connection non-blocking");
-    decoder_ = OutboxStreamDecoder{};
+    decoder_ = options_.message_key ? OutboxStreamDecoder(WalMessageTag(*options_.message_key)) : OutboxStreamDecoder{};
     received_ = 0;
     idle_position_ = 0;
     last_status_ = std::chrono::steady_clock::now();

@@ -174,3 +174,28 @@ TEST(Options, SplitList) {
     EXPECT_EQ(split_list(" a.* , ,b.> ,"), (std::vector<std::string>{"a.*", "b.>"}));
     EXPECT_TRUE(split_list("").empty());
 }
+
+TEST(Options, WalTransportOptions) {
+    Options d = parse({"--db", "dbname=x", "--sink", "stdout:"});
+    EXPECT_EQ(d.transport, "table");
+    EXPECT_EQ(d.wal_slot, "once_relay");
+    EXPECT_EQ(d.wal_publication, "once_outbox");
+    Options w = parse({"--db", "dbname=x", "--sink", "stdout:", "--transport", "wal", "--wal-slot", "relays_a",
+                       "--wal-publication", "pub_a"});
+    EXPECT_EQ(w.transport, "wal");
+    EXPECT_EQ(w.wal_slot, "relays_a");
+    EXPECT_EQ(w.wal_publication, "pub_a");
+    EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--transport", "kafka"}).find("--transport \"kafka\""),
+              std::string::npos);
+    EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--wal-slot", "Bad-Name"}).find("--wal-slot \"Bad-Name\""),
+              std::string::npos);
+    EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--transport", "wal", "--topics", "a.*"}).find("--topics"),
+              std::string::npos);
+    // The slot commands need no sink, and only one of them at a time.
+    Options c = parse({"--db", "dbname=x", "--create-wal-slot"});
+    EXPECT_TRUE(c.create_wal_slot);
+    EXPECT_TRUE(parse({"--db", "dbname=x", "--drop-wal-slot"}).drop_wal_slot);
+    EXPECT_NE(error_of({"--db", "x", "--create-wal-slot", "--drop-wal-slot"}).find("choose one"), std::string::npos);
+    EXPECT_NE(error_of({"--db", "x"}).find("--sink is required"), std::string::npos);
+    EXPECT_EQ(restart_only_changes(d, w), (std::vector<std::string>{"transport", "wal-slot", "wal-publication"}));
+}

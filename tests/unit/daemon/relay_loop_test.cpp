@@ -11,9 +11,11 @@
 #include "sinks/sink.hpp"
 #include "systemd_notify.hpp"
 #include "test_fakes.hpp"
+#include "wal_fakes.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <deque>
 #include <set>
@@ -189,4 +191,41 @@ TEST(RelayLoop, LockedLanesSettleEachBatchWithItsCommit) {
     EXPECT_EQ(metrics.acked.load(), 2u);
     EXPECT_EQ(metrics.nacked.load(), 1u);
     EXPECT_EQ(metrics.given_back.load(), 0u);
+}
+
+// --transport wal: the stream's messages go through the sink beside the table's, a refused
+// one is written back, and the slot is confirmed once everything is settled.
+TEST(RelayLoop, WalTransportPublishesTheStreamBesideTheTableAndConfirmsTheSlot) {
+    using namespace once::relay::testing;
+    block_relay_signals();
+    SignalFd signals;
+    SystemdNotifier notifier;
+    Metrics metrics;
+    std::vector<std::string> log;
+    WalLog wal;
+    StoreLog store;
+    wal.reads.push_back({wal_message(1, 0x100), wal_message(2, 0x100), wal_end(0x100, 0x110)});
+    wal.reads.push_back({wal_message(3, 0x200), wal_end(0x200, 0x210)});
+    wal.on_status = [&](once::relay::wal::Lsn f) {
+        if (f == 0x210) std::raise(SIGTERM);
+    };
+    auto outbox = std::make_unique<FakeOutbox>();   // (empty: the fake raises SIGTERM only once it settled something)
+    FakeOutbox& db = *outbox;
+    Relay::Wiring wiring;
+    wiring.db = std::move(outbox);
+    wiring.wal_reader = std::make_unique<FakeWalReader>(wal);
+    wiring.wal_store = std::make_unique<FakeWalStore>(store);
+    Options o = loop_options();
+    o.transport = "wal";
+    Relay relay(o, [o] { return o; }, std::make_unique<AnsweringSink>(log, std::set<std::string>{wal_id(2)}), metrics,
+                signals, notifier, std::move(wiring));
+
+    EXPECT_EQ(relay.run(), 0);
+
+    EXPECT_GE(db.claims, 1);   // the table is still claimed from
+    EXPECT_EQ(store.written_back, (std::vector<std::string>{wal_id(2) + " retry 1 503"}));
+    EXPECT_NE(std::find(log.begin(), log.end(), "answer " + wal_id(1)), log.end());
+    EXPECT_NE(std::find(log.begin(), log.end(), "answer " + wal_id(3)), log.end());
+    EXPECT_EQ(wal.confirmed, 0x210u);
+    EXPECT_EQ(metrics.wal_written_back.load(), 1u);
 }

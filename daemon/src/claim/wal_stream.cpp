@@ -1,0 +1,288 @@
+#include "claim/wal_stream.hpp"
+
+#include "core/backoff.hpp"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <ctime>
+
+namespace once::relay {
+
+namespace {
+
+std::string timestamptz_text(int64_t unix_us) {
+    int64_t secs = unix_us / 1'000'000, us = unix_us % 1'000'000;
+    if (us < 0) { us += 1'000'000; --secs; }
+    std::time_t t = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us));
+    return buf;
+}
+
+// A status update with a new flush position at most this often (the reader sends one every
+// status interval anyway).
+constexpr std::chrono::milliseconds kConfirmEvery{200};
+constexpr std::chrono::seconds kWriteBackRetry{1};
+// While the queue is full and the stream not read: a status update this often.
+constexpr std::chrono::seconds kQuietStatusEvery{10};
+
+}  // namespace
+
+Message relay_message(const once::WalMessage& m) {
+    Message r;
+    r.id = once::uuid_to_string(m.id);
+    r.topic = m.topic;
+    r.has_key = m.key.has_value();
+    if (m.key) r.key = *m.key;
+    r.payload = m.payload;
+    if (m.headers) r.headers = *m.headers;
+    r.attempt = 1;
+    r.created_at = timestamptz_text(m.created_at_us);
+    return r;
+}
+
+WalStream::WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
+                     Millis reconnect_max)
+    : reader_(std::move(reader)), store_(std::move(store)), metrics_(metrics), reconnect_max_(reconnect_max) {}
+
+void WalStream::reset(const std::string& why, Clock::time_point now) {
+    if (reader_->is_open()) {
+        try { reader_->close(); } catch (const std::exception&) {}
+    }
+    size_t dropped = pending_.size() + (answered_ ? answered_->size() : 0);
+    for (const auto& b : batches_) dropped += b.batch.size();
+    if (!failing_)
+        spdlog::warn("WAL stream: {}; reopening from the slot's confirmed position {} ({} unsettled message(s) come "
+                     "again)", why, wal::format_lsn(confirmed_), dropped);
+    else
+        spdlog::debug("WAL stream: {}", why);
+    failing_ = true;
+    pending_.clear();
+    answered_.reset();
+    batches_.clear();
+    tracker_ = wal::FlushTracker{};
+    ++failures_;
+    BackoffPolicy p{100, std::max<int64_t>(100, reconnect_max_.count())};
+    reopen_at_ = now + Millis(backoff_delay_ms(p, std::min(failures_, 30), 0.75));
+}
+
+void WalStream::pump(Clock::time_point now) {
+    if (stopped_) {
+        if (reader_->is_open() && open_count() == 0) close();
+        if (!reader_->is_open()) return;
+    }
+    if (!reader_->is_open()) {
+        if (now < reopen_at_) return;
+        try {
+            // Never publish unauthenticated messages: anyone who may call pg_logical_emit_message
+            // could inject one. Without the key the stream stays closed (retried with backoff).
+            std::optional<std::string> key = store_->message_key();
+            if (!key)
+                throw std::runtime_error("the database has no once.wal_secret(): pg_once is older than 0.3 "
+                                         "(ALTER EXTENSION pg_once UPDATE), so its messages cannot be authenticated");
+            reader_->open(key);
+            tracker_ = wal::FlushTracker{};
+            sent_ = 0;
+            if (opened_once_) metrics_.wal_stream_restarts++;
+            if (failing_) spdlog::info("WAL stream open again");
+            else spdlog::info("WAL stream open{}", key ? " (messages authenticated by their tag)" : "");
+            opened_once_ = true;
+            failing_ = false;
+            failures_ = 0;
+        } catch (const std::exception& e) {
+            reset(std::string("cannot open: ") + e.what(), now);
+            return;
+        }
+    }
+    std::vector<wal::WalEvent> events;
+    try {
+        if (pending_.size() >= kMaxQueued) {   // the sink is behind: read nothing more for now
+            if (now - last_sent_ >= kQuietStatusEvery) {
+                reader_->send_status();
+                sent_ = confirmed_;
+                last_sent_ = now;
+            }
+            confirm(now);
+            return;
+        }
+        bool open = reader_->read_available(events);
+        handle(events);
+        if (!open) {
+            reset("the server ended the stream", now);
+            return;
+        }
+        confirm(now);
+    } catch (const std::exception& e) {
+        reset(e.what(), now);
+    }
+}
+
+void WalStream::handle(std::vector<wal::WalEvent>& events) {
+    for (auto& ev : events) {
+        if (auto* m = std::get_if<wal::OutboxMessageEvent>(&ev)) {
+            tracker_.message_received(m->commit_lsn);
+            pending_.push_back(Queued{relay_message(m->message), m->commit_lsn});
+        } else if (auto* end = std::get_if<wal::TransactionEndEvent>(&ev)) {
+            tracker_.transaction_ended(end->commit_lsn, end->end_lsn);
+        } else {
+            const auto& bad = std::get<wal::MalformedMessageEvent>(ev);
+            // Never its content: it is not ours, and may be anything.
+            (bad.unauthentic ? metrics_.wal_unauthentic : metrics_.wal_malformed)++;
+            spdlog::warn("WAL stream: skipped a pg_once message at {} (transaction committed at {}): {}",
+                         wal::format_lsn(bad.message_lsn), wal::format_lsn(bad.commit_lsn), bad.error);
+        }
+    }
+}
+
+void WalStream::confirm(Clock::time_point now) {
+    if (!reader_->is_open()) return;
+    if (pending_.empty() && !answered_ && batches_.empty()) tracker_.idle(reader_->idle_position());
+    wal::Lsn f = tracker_.flush_position();
+    if (f > confirmed_) confirmed_ = f;
+    reader_->confirm(confirmed_);
+    if (confirmed_ > sent_ && now - last_sent_ >= kConfirmEvery) {
+        reader_->send_status();
+        sent_ = confirmed_;
+        last_sent_ = now;
+    }
+}
+
+void WalStream::close() {
+    if (!reader_->is_open()) return;
+    try {
+        reader_->confirm(confirmed_);
+        reader_->close();   // sends the last status update
+    } catch (const std::exception& e) {
+        spdlog::warn("WAL stream: closing: {}", e.what());
+    }
+}
+
+bool WalStream::may_claim() const {
+    if (stopped_ || !reader_->is_open() || pending_.empty() || answered_ || batches_.size() >= kOpenBatches) return false;
+    for (const auto& b : batches_)
+        if (!b.batch.all_dispatched()) return false;
+    return true;
+}
+
+void WalStream::start_claim(const ClaimRequest& request) {
+    size_t n = std::min(pending_.size(), static_cast<size_t>(std::max(1, request.batch)));
+    std::vector<Queued> taken;
+    taken.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+        taken.push_back(std::move(pending_.front()));
+        pending_.pop_front();
+    }
+    answered_ = std::move(taken);
+}
+
+std::vector<ClaimAnswer> WalStream::collect_claims() {
+    std::vector<ClaimAnswer> out;
+    if (!answered_) return out;
+    ClaimAnswer a{0, {}, 0};
+    for (const Queued& q : *answered_) a.messages.push_back(q.message);
+    out.push_back(std::move(a));
+    return out;
+}
+
+bool WalStream::give_back_unopened(size_t) {
+    if (!answered_) return true;
+    for (auto it = answered_->rbegin(); it != answered_->rend(); ++it) pending_.push_front(std::move(*it));
+    answered_.reset();
+    return true;
+}
+
+void WalStream::open_batch(size_t, Batch batch) {
+    OpenBatch b{std::move(batch), {}, {}};
+    if (answered_) {
+        for (const Queued& q : *answered_) b.commit_lsns.push_back(q.commit_lsn);
+        answered_.reset();
+    }
+    b.settled.assign(b.commit_lsns.size(), false);
+    if (stopped_) b.batch.stop("relay stopping");
+    batches_.push_back(std::move(b));
+}
+
+bool WalStream::settle_batch(OpenBatch& b, std::vector<Queued>& requeue) {
+    for (size_t i = 0; i < b.batch.size(); ++i) {
+        if (b.settled[i]) continue;
+        const Batch::Entry& e = b.batch.entry(i);
+        switch (e.state) {
+        case Batch::State::delivered:
+            metrics_.acked++;
+            break;
+        case Batch::State::retry:
+        case Batch::State::dead:
+        case Batch::State::held_back: {
+            bool dead = e.state == Batch::State::dead;
+            try {
+                store_->write_back(WalWriteBack{&e.msg, e.state == Batch::State::held_back ? 0 : 1, e.error, dead});
+            } catch (const std::exception& ex) {
+                spdlog::warn("WAL stream: writing back message {} to the outbox table failed (retrying): {}", e.msg.id,
+                             ex.what());
+                return false;
+            }
+            metrics_.wal_written_back++;
+            (dead ? metrics_.dead : metrics_.nacked)++;
+            break;
+        }
+        case Batch::State::returned:
+            // Never handed to the sink: published again from the queue (or, stopping, after a restart).
+            requeue.push_back(Queued{e.msg, b.commit_lsns[i]});
+            b.settled[i] = true;
+            continue;
+        case Batch::State::waiting:
+        case Batch::State::in_flight:
+            return false;   // (not finished: not called)
+        }
+        b.settled[i] = true;
+        tracker_.message_settled(b.commit_lsns[i]);
+    }
+    return true;
+}
+
+void WalStream::settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) {
+    auto now = Clock::now();
+    std::vector<Queued> requeue;
+    while (!batches_.empty() && batches_.front().batch.finished()) {   // in order: requeued messages keep theirs
+        if (now < write_back_retry_at_) break;
+        if (!settle_batch(batches_.front(), requeue)) {
+            write_back_retry_at_ = now + kWriteBackRetry;
+            break;
+        }
+        size_t size = batches_.front().batch.size();
+        batches_.pop_front();
+        on_settled(SettleOutcome{size, false, false, {}});
+    }
+    for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) pending_.push_front(std::move(*it));
+    confirm(now);
+}
+
+void WalStream::stop(const std::string& why) {
+    for (auto& b : batches_) b.batch.stop(why);
+}
+
+size_t WalStream::abandon(const std::string& why) {
+    if (stopped_ && (!batches_.empty() || answered_)) reset(why, Clock::now());
+    return 0;
+}
+
+void WalStream::open_batches(std::vector<Batch*>& out) {
+    for (auto& b : batches_) out.push_back(&b.batch);
+}
+
+bool WalStream::settlement_due() const {
+    if (answered_) return true;
+    return !batches_.empty() && batches_.front().batch.finished() && Clock::now() >= write_back_retry_at_;
+}
+
+void WalStream::poll_fds(std::vector<pollfd>& fds) const {
+    bool reading = reader_->is_open() && pending_.size() < kMaxQueued;
+    fds.push_back(pollfd{reading ? reader_->socket() : -1, POLLIN, 0});
+}
+
+}  // namespace once::relay

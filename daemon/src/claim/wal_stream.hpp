@@ -1,0 +1,142 @@
+// The WAL transport's source (--transport wal): the pg_once messages of a logical replication
+// slot (wal::WalReader), published through the sink like a claimed batch, and settled by the
+// slot's position instead of by acks in the table. A "claim" takes up to the batch size of the
+// decoded messages that have arrived, in WAL order; nothing waits on the database.
+//
+// Settling (docs/design.md, "Confirmation rule"): a message the sink acknowledged is settled;
+// one the sink refused or could not take is written back to the outbox table
+// (once.wal_write_back, WalStore) and settled once that committed, so the table's retry and
+// dead-letter path delivers it; a message handed back unsent (stop) goes back to the front of
+// the queue. The slot is confirmed only up to what wal::FlushTracker allows: the end of the
+// last transaction all of whose messages, and all earlier ones', are settled. A relay killed
+// before confirming gets the unconfirmed tail again (duplicates carry their ids).
+//
+// A broken replication connection (or the drain bound passing) resets the stream: open batches
+// are forgotten (their publishes' answers match nothing), the tracker starts over and the
+// stream reopens with backoff from the slot's confirmed position.
+#pragma once
+
+#include "batch.hpp"
+#include "claim/claim_source.hpp"
+#include "duration.hpp"
+#include "message.hpp"
+#include "metrics.hpp"
+#include "wal/flush_tracker.hpp"
+#include "wal/wal_reader.hpp"
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct pollfd;
+
+namespace once::relay {
+
+// One message written back to the outbox table (once.wal_write_back's arguments).
+struct WalWriteBack {
+    const Message* message;
+    int attempts;          // delivery attempts made (1: the one that failed)
+    std::string error;     // why the sink refused it
+    bool dead;             // refused for good: a dead letter at once
+};
+
+// The relay's ordinary database side of the WAL transport.
+class WalStore {
+public:
+    virtual ~WalStore() = default;
+    // The key of the messages' tags (SELECT once.wal_secret()), or nullopt when the database
+    // has no such function (the extension emits no tags). Throws when the database cannot be
+    // asked.
+    virtual std::optional<std::string> message_key() = 0;
+    // SELECT once.wal_write_back(...), committed when it returns. Throws on failure.
+    virtual void write_back(const WalWriteBack& w) = 0;
+};
+
+// WalMessage -> the relay's Message (uuid text, created_at as timestamptz text in UTC).
+Message relay_message(const once::WalMessage& m);
+
+class WalStream final : public ClaimSource {
+public:
+    static constexpr size_t kOpenBatches = 2;
+    // Decoded messages queued at most: beyond, the stream is not read (the server's socket
+    // buffer and then the walsender wait) until the sink catches up; status updates still go
+    // out, so wal_sender_timeout does not end the stream.
+    static constexpr size_t kMaxQueued = 20000;
+
+    WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
+              Millis reconnect_max);
+    ClaimMode mode() const override { return ClaimMode::wal; }
+
+    // Opens the stream when due, reads what has arrived, confirms what may be. Never throws:
+    // a failure is logged and the stream reopens with backoff.
+    void pump(Clock::time_point now);
+    // Closes the stream (after a last status update with the confirmed position).
+    void close();
+    // The relay is stopping: nothing more is claimed, the stream closes once the open batches
+    // are settled, and only now does the drain bound (abandon) drop what is unsettled.
+    void shutdown() { stopped_ = true; }
+
+    bool is_open() const { return reader_->is_open(); }
+    size_t queued() const { return pending_.size(); }   // decoded, not in a batch yet
+    wal::Lsn confirmed() const { return confirmed_; }
+
+    bool may_claim() const override;
+    // Takes up to request.batch queued messages as the next answer.
+    void start_claim(const ClaimRequest& request) override;
+    std::vector<ClaimAnswer> collect_claims() override;
+    bool give_back_unopened(size_t lane) override;   // back to the front of the queue
+    void open_batch(size_t lane, Batch batch) override;
+    void keep_claims(Clock::time_point) override {}
+    // Settles every finished batch (acks, write-backs) and confirms; `on_settled` per batch.
+    // A write-back that fails leaves the batch for a later pass (after a second).
+    void settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) override;
+    void stop(const std::string& why) override;
+    // Stopping (shutdown), the drain bound passed: resets the stream; returns 0. Otherwise
+    // (the database is away) nothing: the stream has its own connection.
+    size_t abandon(const std::string& why) override;
+    size_t database_lost(const std::string&) override { return 0; }   // the stream has its own connection
+
+    void open_batches(std::vector<Batch*>& out) override;
+    size_t open_count() const override { return batches_.size() + (answered_ ? 1 : 0); }
+    bool settlement_due() const override;
+    void poll_fds(std::vector<pollfd>& fds) const override;
+
+private:
+    struct Queued {
+        Message message;
+        wal::Lsn commit_lsn;
+    };
+    struct OpenBatch {
+        Batch batch;
+        std::vector<wal::Lsn> commit_lsns;   // per entry
+        std::vector<bool> settled;           // per entry
+    };
+    void handle(std::vector<wal::WalEvent>& events);
+    void confirm(Clock::time_point now);
+    void reset(const std::string& why, Clock::time_point now);
+    bool settle_batch(OpenBatch& b, std::vector<Queued>& requeue);   // false: a write-back failed
+
+    std::unique_ptr<wal::WalReader> reader_;
+    std::unique_ptr<WalStore> store_;
+    Metrics& metrics_;
+    Millis reconnect_max_;
+    wal::FlushTracker tracker_;
+    std::deque<Queued> pending_;
+    std::optional<std::vector<Queued>> answered_;   // the claim taken, until open_batch
+    std::deque<OpenBatch> batches_;
+    bool stopped_ = false;
+    bool failing_ = false;              // logged the failure; logged again when open
+    int failures_ = 0;
+    bool opened_once_ = false;
+    Clock::time_point reopen_at_{};
+    Clock::time_point write_back_retry_at_{};
+    wal::Lsn confirmed_ = 0;
+    wal::Lsn sent_ = 0;                  // confirmed position in the last status update we sent
+    Clock::time_point last_sent_{};
+};
+
+}  // namespace once::relay

@@ -1,0 +1,37 @@
+// The WAL transport's ordinary (non-replication) database connection, with libpq: reads the
+// messages' tag key (once.wal_secret()) when the stream opens, and writes back the messages
+// the sink refused (once.wal_write_back). Blocking: both are rare (one at each stream open,
+// one per refused message). Connects on first use and again after a failure.
+#pragma once
+
+#include "claim/wal_stream.hpp"
+#include "duration.hpp"
+
+#include <libpq-fe.h>
+
+#include <optional>
+#include <string>
+
+namespace once::relay {
+
+class PgWalStore final : public WalStore {
+public:
+    PgWalStore(std::string conninfo, std::string name, Millis connect_timeout);
+    ~PgWalStore() override;
+    PgWalStore(const PgWalStore&) = delete;
+    PgWalStore& operator=(const PgWalStore&) = delete;
+
+    std::optional<std::string> message_key() override;
+    void write_back(const WalWriteBack& w) override;
+
+private:
+    PGconn* connection();
+    [[noreturn]] void fail(const std::string& what);
+
+    std::string conninfo_;
+    std::string name_;
+    Millis connect_timeout_;
+    PGconn* conn_ = nullptr;
+};
+
+}  // namespace once::relay

@@ -1,0 +1,31 @@
+// What the relay's WAL stream source (claim/wal_stream.hpp) needs of the replication
+// connection: ReplicationStream implements it with libpq, the unit tests with a fake.
+#pragma once
+
+#include "wal/lsn.hpp"
+#include "wal/outbox_stream_decoder.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace once::relay::wal {
+
+class WalReader {
+public:
+    virtual ~WalReader() = default;
+    // Connects and starts streaming from the slot's confirmed position; with `message_key`,
+    // every pg_once message must carry its tag (wal/message_tag.hpp). Throws on failure.
+    virtual void open(const std::optional<std::string>& message_key) = 0;
+    virtual bool is_open() const = 0;
+    virtual int socket() const = 0;
+    // Appends the events that have arrived; false when the server ended the stream. Throws
+    // when the connection is lost or a frame cannot be read.
+    virtual bool read_available(std::vector<WalEvent>& events) = 0;
+    virtual void confirm(Lsn flushed) = 0;    // the flush position the next status update reports
+    virtual void send_status(bool reply_requested = false) = 0;
+    virtual Lsn idle_position() const = 0;    // see ReplicationStream::idle_position
+    virtual void close() = 0;
+};
+
+}  // namespace once::relay::wal

@@ -1,0 +1,109 @@
+// Fakes of the WAL transport's two connections for the unit tests: a replication stream that
+// hands out the events the test queued, one group per read, and records what was confirmed;
+// a database side that records write-backs and can be made to fail.
+#pragma once
+
+#include "claim/wal_stream.hpp"
+#include "wal/wal_reader.hpp"
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace once::relay::testing {
+
+struct WalLog {
+    std::deque<std::vector<wal::WalEvent>> reads;   // one group per read_available
+    wal::Lsn idle = 0;                              // idle_position()
+    bool fail_next_read = false;                    // read_available throws once
+    int opens = 0;
+    std::vector<std::optional<std::string>> keys;   // the message key of each open
+    wal::Lsn confirmed = 0;
+    std::vector<wal::Lsn> statuses;                 // the flush position of each status update sent
+    std::function<void(wal::Lsn)> on_status;        // after each status update
+};
+
+class FakeWalReader final : public wal::WalReader {
+public:
+    explicit FakeWalReader(WalLog& log) : log_(log) {}
+    void open(const std::optional<std::string>& key) override {
+        open_ = true;
+        ++log_.opens;
+        log_.keys.push_back(key);
+    }
+    bool is_open() const override { return open_; }
+    int socket() const override { return -1; }
+    bool read_available(std::vector<wal::WalEvent>& events) override {
+        if (log_.fail_next_read) {
+            log_.fail_next_read = false;
+            open_ = false;
+            throw std::runtime_error("replication connection lost");
+        }
+        if (!log_.reads.empty()) {
+            auto group = std::move(log_.reads.front());
+            log_.reads.pop_front();
+            events.insert(events.end(), group.begin(), group.end());
+        }
+        return true;
+    }
+    void confirm(wal::Lsn f) override { if (f > log_.confirmed) log_.confirmed = f; }
+    void send_status(bool = false) override {
+        log_.statuses.push_back(log_.confirmed);
+        if (log_.on_status) log_.on_status(log_.confirmed);
+    }
+    wal::Lsn idle_position() const override { return log_.idle; }
+    void close() override {
+        if (open_) send_status();
+        open_ = false;
+    }
+
+private:
+    WalLog& log_;
+    bool open_ = false;
+};
+
+struct StoreLog {
+    std::optional<std::string> key = std::string(32, 'k');   // nullopt: a database without once.wal_secret()
+    std::vector<std::string> written_back;          // "id dead|retry attempts error"
+    int fail_writes = 0;                            // so many write-backs throw first
+};
+
+class FakeWalStore final : public WalStore {
+public:
+    explicit FakeWalStore(StoreLog& log) : log_(log) {}
+    std::optional<std::string> message_key() override { return log_.key; }
+    void write_back(const WalWriteBack& w) override {
+        if (log_.fail_writes > 0) {
+            --log_.fail_writes;
+            throw std::runtime_error("database down");
+        }
+        log_.written_back.push_back(w.message->id + (w.dead ? " dead " : " retry ") + std::to_string(w.attempts) + " " +
+                                    w.error);
+    }
+
+private:
+    StoreLog& log_;
+};
+
+// An OutboxMessageEvent of a message with id byte `id`, in the transaction committed at `commit`.
+inline wal::WalEvent wal_message(uint8_t id, wal::Lsn commit, const char* topic = "t") {
+    once::WalMessage m;
+    m.id.fill(id);
+    m.created_at_us = 1'700'000'000'000'000;
+    m.topic = topic;
+    m.payload = "{\"n\":" + std::to_string(id) + "}";
+    return wal::OutboxMessageEvent{commit, commit - 8, m};
+}
+inline wal::WalEvent wal_end(wal::Lsn commit, wal::Lsn end) { return wal::TransactionEndEvent{commit, end, 0, 0}; }
+
+// The uuid text of id byte `id` (as relay_message makes it).
+inline std::string wal_id(uint8_t id) {
+    once::Uuid u;
+    u.fill(id);
+    return once::uuid_to_string(u);
+}
+
+}  // namespace once::relay::testing

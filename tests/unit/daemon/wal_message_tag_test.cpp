@@ -1,0 +1,75 @@
+// The WAL transport's message tag (wal/message_tag.hpp) and the decoder that requires it.
+#include "core/wal_message.hpp"
+#include "wal/message_tag.hpp"
+#include "wal/outbox_stream_decoder.hpp"
+#include "wal_frame_builder.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <gtest/gtest.h>
+
+using namespace once::relay::wal;
+
+namespace {
+
+const std::string kKey(32, '\x42');
+
+std::string encoded(uint8_t id) {
+    once::WalMessage m;
+    m.id.fill(id);
+    m.created_at_us = 1;
+    m.topic = "t";
+    m.payload = "{}";
+    return once::encode_wal_message(m);
+}
+
+}  // namespace
+
+TEST(WalMessageTag, IsTheFirst16BytesOfHmacSha256OverTheBody) {
+    std::string body = encoded(1);
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    HMAC(EVP_sha256(), kKey.data(), 32, reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac, &len);
+    WalMessageTag t(kKey);
+    EXPECT_EQ(t.tag(body), std::string(reinterpret_cast<char*>(mac), 16));
+    EXPECT_EQ(t.sign(body), body + std::string(reinterpret_cast<char*>(mac), 16));
+}
+
+TEST(WalMessageTag, VerifyReturnsTheBodyOnlyForItsOwnTag) {
+    WalMessageTag t(kKey);
+    std::string signed_content = t.sign(encoded(1));
+    auto body = t.verify(signed_content);
+    ASSERT_TRUE(body);
+    EXPECT_EQ(*body, encoded(1));
+    for (size_t i = 0; i < signed_content.size(); ++i) {   // any byte changed: refused
+        std::string c = signed_content;
+        c[i] ^= 1;
+        EXPECT_FALSE(t.verify(c)) << "byte " << i;
+    }
+    EXPECT_FALSE(t.verify(encoded(1)));                       // no tag
+    EXPECT_FALSE(t.verify(std::string(15, 'x')));             // shorter than a tag
+    EXPECT_FALSE(WalMessageTag(std::string(32, 'o')).verify(signed_content));   // another key
+}
+
+TEST(WalMessageTag, RefusesAKeyOfAnotherSize) {
+    EXPECT_THROW(WalMessageTag(std::string(31, 'k')), std::invalid_argument);
+    EXPECT_THROW(WalMessageTag(""), std::invalid_argument);
+}
+
+TEST(WalMessageTag, TheDecoderWithAKeyDecodesTaggedMessagesAndReportsOthersUnauthentic) {
+    OutboxStreamDecoder d{WalMessageTag(kKey)};
+    std::vector<WalEvent> events;
+    d.feed(wal_test::begin(0x500, 10, 1), events);
+    d.feed(wal_test::message(true, 0x410, "pg_once", WalMessageTag(kKey).sign(encoded(1))), events);
+    d.feed(wal_test::message(true, 0x420, "pg_once", encoded(2)), events);   // pg_logical_emit_message by anyone
+    d.feed(wal_test::message(true, 0x430, "pg_once", WalMessageTag(std::string(32, 'o')).sign(encoded(3))), events);
+    d.feed(wal_test::commit(0x500, 0x528, 10), events);
+    ASSERT_EQ(events.size(), 4u);
+    EXPECT_EQ(std::get<OutboxMessageEvent>(events[0]).message.id[0], 1);
+    const auto& unsigned_one = std::get<MalformedMessageEvent>(events[1]);
+    EXPECT_TRUE(unsigned_one.unauthentic);
+    EXPECT_EQ(unsigned_one.message_lsn, 0x420u);
+    EXPECT_TRUE(std::get<MalformedMessageEvent>(events[2]).unauthentic);
+    EXPECT_EQ(std::get<TransactionEndEvent>(events[3]).outbox_messages, 1u);
+}

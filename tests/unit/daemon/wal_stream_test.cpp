@@ -1,0 +1,215 @@
+// The WAL transport's source (claim/wal_stream.hpp) with a fake replication stream, a fake
+// write-back store and the fake sink: what it publishes, what it writes back, and that the
+// slot is confirmed only as far as the confirmation rule allows.
+#include "claim/wal_stream.hpp"
+#include "test_fakes.hpp"
+#include "wal_fakes.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace once::relay;
+using namespace once::relay::testing;
+
+namespace {
+
+struct Rig {
+    WalLog wal;
+    StoreLog store;
+    Metrics metrics;
+    FakeSink sink;
+    WalStream stream{std::make_unique<FakeWalReader>(wal), std::make_unique<FakeWalStore>(store), metrics, Millis(100)};
+    uint64_t next_token = 1;
+
+    // One turn: read, claim what is queued into a batch, hand it to the sink.
+    void turn() {
+        stream.pump(Batch::Clock::now());
+        if (stream.may_claim()) {
+            stream.start_claim(ClaimRequest{100, Millis(1000), {}, 0});
+            for (auto& a : stream.collect_claims()) {
+                uint64_t first = next_token;
+                next_token += a.messages.size();
+                stream.open_batch(a.lane, Batch(std::move(a.messages), first, Batch::Clock::now()));
+            }
+        }
+        std::vector<Batch*> open;
+        stream.open_batches(open);
+        for (Batch* b : open) b->dispatch(sink, 100, Batch::Clock::now());
+    }
+    void answer(uint8_t id, Verdict v = Verdict::delivered, const std::string& error = "") {
+        Outcome o = sink.answer(wal_id(id), v, error);
+        std::vector<Batch*> open;
+        stream.open_batches(open);
+        for (Batch* b : open)
+            if (b->owns(o.token)) b->apply(o);
+    }
+    void settle() { stream.settle_finished([](const SettleOutcome&) {}); }
+};
+
+}  // namespace
+
+TEST(WalStream, PublishesInWalOrderAndConfirmsOnlyWhatEveryEarlierMessageAllows) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_message(2, 0x100), wal_end(0x100, 0x110),
+                           wal_message(3, 0x200), wal_end(0x200, 0x210)});
+    r.turn();
+    EXPECT_EQ(r.wal.opens, 1);
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2), wal_id(3)}));
+    r.answer(3);   // acknowledged out of order: the later transaction waits for the earlier one
+    r.answer(1);
+    r.settle();    // (the batch is not finished: nothing settles)
+    EXPECT_EQ(r.wal.confirmed, 0u);
+    r.answer(2);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x210u);
+    EXPECT_EQ(r.metrics.acked.load(), 3u);
+    EXPECT_FALSE(r.wal.statuses.empty());   // the new position is reported at once
+    EXPECT_EQ(r.wal.statuses.back(), 0x210u);
+}
+
+TEST(WalStream, AMessageTheSinkRefusesIsWrittenBackThenSettled) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_message(2, 0x100), wal_message(3, 0x100), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::retry, "503");
+    r.answer(2, Verdict::dead, "400 bad");
+    r.answer(3);
+    r.store.fail_writes = 1;   // the database is away: nothing is confirmed past the refused message
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0u);
+    EXPECT_TRUE(r.store.written_back.empty());
+    EXPECT_EQ(r.stream.open_count(), 1u);
+}
+
+TEST(WalStream, AWrittenBackMessageCountsAsSettled) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_message(2, 0x100), wal_message(3, 0x100), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::retry, "503");
+    r.answer(2, Verdict::dead, "400 bad");
+    r.answer(3);
+    r.settle();
+    EXPECT_EQ(r.store.written_back,
+              (std::vector<std::string>{wal_id(1) + " retry 1 503", wal_id(2) + " dead 1 400 bad"}));
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+    EXPECT_EQ(r.metrics.wal_written_back.load(), 2u);
+    EXPECT_EQ(r.metrics.nacked.load(), 1u);
+    EXPECT_EQ(r.metrics.dead.load(), 1u);
+    EXPECT_EQ(r.stream.open_count(), 0u);
+}
+
+TEST(WalStream, SkipsMalformedAndUnauthenticMessagesWithoutHoldingTheSlot) {
+    Rig r;
+    r.wal.reads.push_back({wal::MalformedMessageEvent{0x100, 0x0f8, "truncated", false},
+                           wal::MalformedMessageEvent{0x100, 0x0f9, "its tag does not verify", true},
+                           wal_end(0x100, 0x110)});
+    r.turn();
+    EXPECT_TRUE(r.sink.submitted.empty());
+    EXPECT_EQ(r.metrics.wal_malformed.load(), 1u);
+    EXPECT_EQ(r.metrics.wal_unauthentic.load(), 1u);
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+}
+
+TEST(WalStream, AnIdleStreamConfirmsTheKeepalivePositionOnlyWithNothingUnsettled) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110)});
+    r.wal.idle = 0x500;
+    r.turn();
+    EXPECT_EQ(r.wal.confirmed, 0u);   // message 1 is in flight
+    r.answer(1);
+    r.settle();
+    r.turn();
+    EXPECT_EQ(r.wal.confirmed, 0x500u);
+}
+
+TEST(WalStream, MessagesHandedBackUnsentArePublishedAgain) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110)});
+    r.stream.pump(Batch::Clock::now());
+    r.stream.start_claim(ClaimRequest{100, Millis(1000), {}, 0});
+    auto answers = r.stream.collect_claims();
+    ASSERT_EQ(answers.size(), 1u);
+    Batch b(std::move(answers[0].messages), 1, Batch::Clock::now());
+    b.stop("database connection lost");
+    r.stream.open_batch(0, std::move(b));
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0u);
+    EXPECT_EQ(r.stream.queued(), 1u);
+    r.next_token = 10;
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1)}));
+    r.answer(1);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+}
+
+TEST(WalStream, ALostStreamReopensAndForgetsWhatWasUnsettled) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110)});
+    r.turn();
+    r.wal.fail_next_read = true;
+    r.turn();   // lost: the open batch is forgotten
+    EXPECT_EQ(r.stream.open_count(), 0u);
+    EXPECT_FALSE(r.stream.is_open());
+    // Reopened after the backoff, from the confirmed position: message 1 comes again.
+    auto deadline = Batch::Clock::now() + std::chrono::seconds(5);
+    while (!r.stream.is_open() && Batch::Clock::now() < deadline) r.stream.pump(Batch::Clock::now());
+    ASSERT_TRUE(r.stream.is_open());
+    EXPECT_EQ(r.wal.opens, 2);
+    EXPECT_EQ(r.metrics.wal_stream_restarts.load(), 1u);
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110)});
+    std::vector<Outcome> orphaned;   // (the publish of the forgotten batch)
+    r.sink.abandon(orphaned);
+    r.turn();
+    r.answer(1);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+}
+
+TEST(WalStream, OpensWithTheDatabasesMessageKey) {
+    Rig r;
+    r.store.key = std::string(32, 'q');
+    r.turn();
+    ASSERT_EQ(r.wal.keys.size(), 1u);
+    EXPECT_EQ(r.wal.keys[0], std::string(32, 'q'));
+}
+
+TEST(WalStream, StaysClosedWithoutAKeyRatherThanPublishUnauthenticatedMessages) {
+    Rig r;
+    r.store.key = std::nullopt;   // pg_once older than 0.3: no once.wal_secret()
+    r.turn();
+    r.turn();
+    EXPECT_EQ(r.wal.opens, 0);
+    EXPECT_TRUE(r.sink.submitted.empty());
+}
+
+TEST(WalStream, RelayMessageCarriesIdTopicKeyHeadersAndCreatedAt) {
+    once::WalMessage m;
+    m.id.fill(0xab);
+    m.created_at_us = 1'700'000'000'123'456;
+    m.topic = "orders";
+    m.key = "k1";
+    m.headers = "{\"a\": 1}";
+    m.payload = "[1]";
+    Message r = relay_message(m);
+    EXPECT_EQ(r.id, wal_id(0xab));
+    EXPECT_EQ(r.topic, "orders");
+    EXPECT_TRUE(r.has_key);
+    EXPECT_EQ(r.key, "k1");
+    EXPECT_EQ(r.headers, "{\"a\": 1}");
+    EXPECT_EQ(r.payload, "[1]");
+    EXPECT_EQ(r.attempt, 1);
+    EXPECT_EQ(r.created_at, "2023-11-14 22:13:20.123456+00");
+}
+
+TEST(WalStream, StopsReadingWhileTheQueueIsFull) {
+    Rig r;
+    std::vector<once::relay::wal::WalEvent> many;
+    for (size_t i = 0; i < WalStream::kMaxQueued; ++i) many.push_back(wal_message(1, 0x100 + i * 0x10));
+    r.wal.reads.push_back(std::move(many));
+    r.wal.reads.push_back({wal_message(2, 0x100000)});
+    r.stream.pump(Batch::Clock::now());
+    EXPECT_EQ(r.stream.queued(), WalStream::kMaxQueued);
+    r.stream.pump(Batch::Clock::now());   // full: the next group is not read
+    EXPECT_EQ(r.stream.queued(), WalStream::kMaxQueued);
+    EXPECT_EQ(r.wal.reads.size(), 1u);
+}
