@@ -39,17 +39,14 @@ struct Visitor {
             return;
         }
         if (!in_transaction) throw ProtocolError("pgoutput transactional Message at " + format_lsn(m.lsn) + " outside a transaction");
-        std::string_view content = m.content;
-        if (tag) {
-            auto body = tag->verify(content);
-            if (!body) {
-                events.push_back(MalformedMessageEvent{final_lsn, m.lsn, "its tag does not verify (not emitted by once.send)", true});
-                return;
-            }
-            content = *body;
+        // The content ends with its tag (core/wal_message.hpp): verified here when the decoder
+        // has the key, split off by decode_wal_message either way.
+        if (tag && !tag->verify(m.content)) {
+            events.push_back(MalformedMessageEvent{final_lsn, m.lsn, "its tag does not verify (not emitted by once.send)", true});
+            return;
         }
         try {
-            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(content)});
+            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content)});
             ++messages;
         } catch (const once::WalMessageFormatError& e) {
             events.push_back(MalformedMessageEvent{final_lsn, m.lsn, e.what()});
