@@ -96,6 +96,10 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     counter("once_wal_unauthentic_total", "WAL transport: pg_once messages whose tag did not verify (not emitted by once.send), skipped.", wal_unauthentic.load());
     counter("once_wal_malformed_total", "WAL transport: pg_once messages that do not decode, skipped.", wal_malformed.load());
     counter("once_wal_stream_restarts_total", "WAL transport: replication connections re-opened after a failure.", wal_stream_restarts.load());
+    if (int64_t active = wal_stream_active.load(); active >= 0) {
+        counter("once_wal_passed_over_total", "WAL transport: messages of topics this relay does not serve (--topics), passed over: the relay group serving them reads them from its own slot.", wal_passed_over.load());
+        gauge("once_wal_stream_active", "WAL transport: 1 while this relay streams the slot, 0 while it stands by (another relay of the group streams it) or reopens the stream.", std::to_string(active));
+    }
     if (int64_t lag = wal_slot_lag_bytes.load(); lag >= 0)
         gauge("once_wal_slot_lag_bytes", "WAL transport: WAL bytes the slot retains (pg_current_wal_lsn() - confirmed_flush_lsn), read with the outbox gauges.", std::to_string(lag));
     gauge("once_relay_in_flight", "Publishes awaiting the sink's answer.", std::to_string(in_flight.load()));

@@ -52,6 +52,8 @@ struct Metrics {
     std::atomic<uint64_t> wal_unauthentic{0};    // pg_once messages whose tag did not verify: skipped
     std::atomic<uint64_t> wal_malformed{0};      // pg_once messages that do not decode: skipped
     std::atomic<uint64_t> wal_stream_restarts{0};   // replication connections re-opened
+    std::atomic<uint64_t> wal_passed_over{0};       // messages of topics this relay does not serve (--topics)
+    std::atomic<int64_t> wal_stream_active{-1};     // 1: this relay streams the slot; 0: standing by or reopening; -1: table transport
     std::atomic<int64_t> wal_slot_lag_bytes{-1};    // read with the outbox gauges; -1: not read / no slot
     std::atomic<int64_t> in_flight{0};
     std::atomic<int64_t> last_claim_unix_ms{0};   // last successful claim (empty or not)

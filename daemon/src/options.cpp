@@ -174,8 +174,6 @@ void validate(const Options& o) {
         if (!wal::is_valid_replication_name(*n))
             throw bad(std::string(n == &o.wal_slot ? "--wal-slot" : "--wal-publication") + " \"" + *n +
                       "\": use 1-63 lower-case letters, digits and underscores");
-    if (o.transport == "wal" && !o.topics.empty())
-        throw bad("--topics cannot be combined with --transport wal yet: the stream carries every topic");
     if (o.sink.empty() && !o.create_wal_slot && !o.drop_wal_slot) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
     if (o.name.empty() || o.name.size() > 63) throw bad("--name must be 1..63 characters");
     for (char c : o.name)

@@ -66,7 +66,8 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
     if (mode_ == ClaimMode::locked)
         locked_ = std::make_unique<LockedLanes>(kOpenBatches, wiring_.locked_tx, locked_publish_limit(opt_.lease), metrics_);
     if (wiring_.wal_reader)
-        wal_ = std::make_unique<WalStream>(std::move(wiring_.wal_reader), std::move(wiring_.wal_store), metrics_, opt_.reconnect_max);
+        wal_ = std::make_unique<WalStream>(std::move(wiring_.wal_reader), std::move(wiring_.wal_store), metrics_, opt_.reconnect_max,
+                                            opt_.topics);
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;
@@ -530,6 +531,7 @@ void Relay::handle_reload() {
             spdlog::warn("reload: {} changed but only take(s) effect after a restart; keeping the running value(s)", list);
         }
         opt_ = fresh;
+        if (wal_) wal_->set_topics(opt_.topics);
         spdlog::set_level(spdlog::level::from_str(opt_.log_level));
         spdlog::info("reloaded configuration: batch {}, lease {}, poll-interval {}, max-in-flight {}, topics {}, maintenance {}",
                      opt_.batch, format_duration(opt_.lease), format_duration(opt_.poll_interval), opt_.max_in_flight,

@@ -1,6 +1,7 @@
 #include "claim/wal_stream.hpp"
 
 #include "core/backoff.hpp"
+#include "core/topic.hpp"
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -47,8 +48,31 @@ Message relay_message(const once::WalMessage& m) {
 }
 
 WalStream::WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
-                     Millis reconnect_max)
-    : reader_(std::move(reader)), store_(std::move(store)), metrics_(metrics), reconnect_max_(reconnect_max) {}
+                     Millis reconnect_max, std::vector<std::string> topics)
+    : reader_(std::move(reader)), store_(std::move(store)), metrics_(metrics), reconnect_max_(reconnect_max),
+      topics_(std::move(topics)) {
+    metrics_.wal_stream_active = 0;
+}
+
+bool WalStream::serves(const std::string& topic) const {
+    if (topics_.empty()) return true;
+    for (const auto& p : topics_)
+        if (once::topic_matches(p, topic)) return true;
+    return false;
+}
+
+void WalStream::stand_by(const std::string& why, Clock::time_point now) {
+    Millis every = std::min(kStandbyRetry, reconnect_max_);
+    if (!standing_by_)
+        spdlog::info("WAL stream: standing by, another connection streams the slot ({}); this relay claims the outbox "
+                     "table and tries the slot every {} ms",
+                     why, every.count());
+    standing_by_ = true;
+    failing_ = false;
+    failures_ = 0;
+    metrics_.wal_stream_active = 0;
+    reopen_at_ = now + every;
+}
 
 void WalStream::reset(const std::string& why, Clock::time_point now) {
     if (reader_->is_open()) {
@@ -62,6 +86,7 @@ void WalStream::reset(const std::string& why, Clock::time_point now) {
     else
         spdlog::debug("WAL stream: {}", why);
     failing_ = true;
+    metrics_.wal_stream_active = 0;
     pending_.clear();
     answered_.reset();
     batches_.clear();
@@ -89,11 +114,17 @@ void WalStream::pump(Clock::time_point now) {
             tracker_ = wal::FlushTracker{};
             sent_ = 0;
             if (opened_once_) metrics_.wal_stream_restarts++;
-            if (failing_) spdlog::info("WAL stream open again");
+            if (standing_by_) spdlog::info("WAL stream: took the slot over (no other connection streams it now)");
+            else if (failing_) spdlog::info("WAL stream open again");
             else spdlog::info("WAL stream open{}", key ? " (messages authenticated by their tag)" : "");
             opened_once_ = true;
             failing_ = false;
+            standing_by_ = false;
             failures_ = 0;
+            metrics_.wal_stream_active = 1;
+        } catch (const wal::SlotInUse& e) {
+            stand_by(e.what(), now);
+            return;
         } catch (const std::exception& e) {
             reset(std::string("cannot open: ") + e.what(), now);
             return;
@@ -125,6 +156,10 @@ void WalStream::pump(Clock::time_point now) {
 void WalStream::handle(std::vector<wal::WalEvent>& events) {
     for (auto& ev : events) {
         if (auto* m = std::get_if<wal::OutboxMessageEvent>(&ev)) {
+            if (!serves(m->message.topic)) {   // another relay group's: it has its own slot
+                metrics_.wal_passed_over++;
+                continue;
+            }
             tracker_.message_received(m->commit_lsn);
             pending_.push_back(Queued{relay_message(m->message), m->commit_lsn});
         } else if (auto* end = std::get_if<wal::TransactionEndEvent>(&ev)) {

@@ -14,6 +14,16 @@
 // A broken replication connection (or the drain bound passing) resets the stream: open batches
 // are forgotten (their publishes' answers match nothing), the tracker starts over and the
 // stream reopens with backoff from the slot's confirmed position.
+//
+// Several relays on one slot (a relay group): the slot streams to one connection at a time.
+// A relay whose START_REPLICATION finds the slot active for another connection stands by:
+// it says so once (info), keeps claiming the outbox table, and tries the slot again every
+// second (or --reconnect-max, if shorter), so it takes over once the streaming relay's
+// connection is gone (a kill -9 ends its walsender when the socket closes).
+//
+// With topics (--topics), the stream publishes only the messages of those topics and passes
+// over the others as settled: every slot sees every message of its database, so the group
+// serving those topics reads them from its own slot.
 #pragma once
 
 #include "batch.hpp"
@@ -67,8 +77,13 @@ public:
     // out, so wal_sender_timeout does not end the stream.
     static constexpr size_t kMaxQueued = 20000;
 
+    // A standby relay tries the slot this often at most (--reconnect-max, if shorter).
+    static constexpr Millis kStandbyRetry{1000};
+
     WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
-              Millis reconnect_max);
+              Millis reconnect_max, std::vector<std::string> topics = {});
+    // Topic patterns of the messages to publish (empty: all); a reload changes them.
+    void set_topics(std::vector<std::string> topics) { topics_ = std::move(topics); }
     ClaimMode mode() const override { return ClaimMode::wal; }
 
     // Opens the stream when due, reads what has arrived, confirms what may be. Never throws:
@@ -81,6 +96,7 @@ public:
     void shutdown() { stopped_ = true; }
 
     bool is_open() const { return reader_->is_open(); }
+    bool standing_by() const { return standing_by_; }   // another connection streams the slot
     size_t queued() const { return pending_.size(); }   // decoded, not in a batch yet
     wal::Lsn confirmed() const { return confirmed_; }
 
@@ -118,12 +134,15 @@ private:
     void handle(std::vector<wal::WalEvent>& events);
     void confirm(Clock::time_point now);
     void reset(const std::string& why, Clock::time_point now);
+    void stand_by(const std::string& why, Clock::time_point now);
+    bool serves(const std::string& topic) const;
     bool settle_batch(OpenBatch& b, std::vector<Queued>& requeue);   // false: a write-back failed
 
     std::unique_ptr<wal::WalReader> reader_;
     std::unique_ptr<WalStore> store_;
     Metrics& metrics_;
     Millis reconnect_max_;
+    std::vector<std::string> topics_;
     wal::FlushTracker tracker_;
     std::deque<Queued> pending_;
     std::optional<std::vector<Queued>> answered_;   // the claim taken, until open_batch
@@ -132,6 +151,7 @@ private:
     bool failing_ = false;              // logged the failure; logged again when open
     int failures_ = 0;
     bool opened_once_ = false;
+    bool standing_by_ = false;          // the slot streams to another connection: said once
     Clock::time_point reopen_at_{};
     Clock::time_point write_back_retry_at_{};
     wal::Lsn confirmed_ = 0;

@@ -7,6 +7,7 @@
 #include <poll.h>
 
 #include <memory>
+#include <string_view>
 
 namespace once::relay::wal {
 
@@ -48,7 +49,16 @@ void ReplicationStream::open() {
     conn_ = relay_connect_replication(options_.conninfo, options_.application_name, options_.connect_timeout);
     if (!conn_ || PQstatus(conn_) != CONNECTION_OK) fail("replication connection failed");
     std::unique_ptr<PGresult, decltype(&PQclear)> res(PQexec(conn_, command.c_str()), PQclear);
-    if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) fail("START_REPLICATION on slot " + options_.slot + " failed");
+    if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) {
+        const char* state = PQresultErrorField(res.get(), PG_DIAG_SQLSTATE);
+        if (state && std::string_view(state) == "55006") {   // object_in_use: another relay streams it
+            std::string message = libpq_message(conn_);
+            PQfinish(conn_);
+            conn_ = nullptr;
+            throw SlotInUse(message);
+        }
+        fail("START_REPLICATION on slot " + options_.slot + " failed");
+    }
     if (PQsetnonblocking(conn_, 1) != 0) fail("cannot make the replication connection non-blocking");
     decoder_ = options_.message_key ? OutboxStreamDecoder(WalMessageTag(*options_.message_key)) : OutboxStreamDecoder{};
     received_ = 0;

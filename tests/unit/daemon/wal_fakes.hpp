@@ -19,6 +19,7 @@ struct WalLog {
     std::deque<std::vector<wal::WalEvent>> reads;   // one group per read_available
     wal::Lsn idle = 0;                              // idle_position()
     bool fail_next_read = false;                    // read_available throws once
+    int slot_in_use = 0;                            // so many opens throw wal::SlotInUse first
     int opens = 0;
     std::vector<std::optional<std::string>> keys;   // the message key of each open
     wal::Lsn confirmed = 0;
@@ -30,6 +31,10 @@ class FakeWalReader final : public wal::WalReader {
 public:
     explicit FakeWalReader(WalLog& log) : log_(log) {}
     void open(const std::optional<std::string>& key) override {
+        if (log_.slot_in_use > 0) {
+            --log_.slot_in_use;
+            throw wal::SlotInUse("replication slot \"s\" is active for PID 42");
+        }
         open_ = true;
         ++log_.opens;
         log_.keys.push_back(key);

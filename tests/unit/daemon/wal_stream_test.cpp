@@ -213,3 +213,52 @@ TEST(WalStream, StopsReadingWhileTheQueueIsFull) {
     EXPECT_EQ(r.stream.queued(), WalStream::kMaxQueued);
     EXPECT_EQ(r.wal.reads.size(), 1u);
 }
+
+TEST(WalStream, StandsByWhileAnotherConnectionStreamsTheSlotThenTakesOver) {
+    Rig r;
+    r.wal.slot_in_use = 2;   // another relay of the group streams the slot, then dies
+    r.turn();
+    EXPECT_FALSE(r.stream.is_open());
+    EXPECT_TRUE(r.stream.standing_by());
+    EXPECT_EQ(r.metrics.wal_stream_active.load(), 0);
+    EXPECT_EQ(r.metrics.wal_stream_restarts.load(), 0u);   // standing by is no failure
+    auto deadline = Batch::Clock::now() + std::chrono::seconds(5);
+    while (!r.stream.is_open() && Batch::Clock::now() < deadline) r.stream.pump(Batch::Clock::now());
+    ASSERT_TRUE(r.stream.is_open());
+    EXPECT_FALSE(r.stream.standing_by());
+    EXPECT_EQ(r.metrics.wal_stream_active.load(), 1);
+    EXPECT_EQ(r.wal.slot_in_use, 0);
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1);
+    r.settle();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1)}));
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+}
+
+TEST(WalStream, TriesTheSlotNoMoreThanOnceASecondWhileStandingBy) {
+    WalLog wal;
+    StoreLog store;
+    Metrics metrics;
+    WalStream stream{std::make_unique<FakeWalReader>(wal), std::make_unique<FakeWalStore>(store), metrics,
+                     std::chrono::seconds(30)};
+    wal.slot_in_use = 100;
+    auto t0 = Batch::Clock::now();
+    for (int ms = 0; ms < 2500; ms += 50) stream.pump(t0 + std::chrono::milliseconds(ms));
+    EXPECT_EQ(100 - wal.slot_in_use, 3);   // at 0, 1 s and 2 s: not the failure backoff's 30 s cap
+    EXPECT_TRUE(stream.standing_by());
+}
+
+TEST(WalStream, PassesOverTheTopicsItDoesNotServe) {
+    Rig r;
+    r.stream.set_topics({"a.>"});
+    r.wal.reads.push_back({wal_message(1, 0x100, "a.x"), wal_message(2, 0x100, "b.y"), wal_end(0x100, 0x110),
+                           wal_message(3, 0x200, "b.y"), wal_end(0x200, 0x210)});
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1)}));
+    EXPECT_EQ(r.metrics.wal_passed_over.load(), 2u);
+    EXPECT_EQ(r.wal.confirmed, 0u);   // message 1 is in flight
+    r.answer(1);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x210u);   // the second transaction had nothing for this relay
+}
