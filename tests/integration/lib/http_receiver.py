@@ -7,6 +7,7 @@ duplicates included; "peer" = the client's port, the same for requests on one ke
 connection; "body" = the body as received, when it is not JSON). Behaviour for testing retries:
   --fail-first N      answer the first N requests of each Idempotency-Key with --fail-status
   --fail-status S     status for those (default 503)
+  --fail-topic T      --fail-first applies to topic T only
   --retry-after V     Retry-After header sent with failures
   --dead-topic T      always answer 400 "bad order" for topic T
   --delay-ms D        sleep D ms before answering (a slow receiver)
@@ -23,6 +24,7 @@ ap.add_argument("--port-file", required=True)
 ap.add_argument("--port", type=int, default=0)   # 0: any free port
 ap.add_argument("--fail-first", type=int, default=0)
 ap.add_argument("--fail-status", type=int, default=503)
+ap.add_argument("--fail-topic")
 ap.add_argument("--retry-after")
 ap.add_argument("--dead-topic")
 ap.add_argument("--delay-ms", type=int, default=0)
@@ -56,7 +58,7 @@ class Handler(BaseHTTPRequestHandler):
         status, text, extra = 200, b"ok", {}
         if args.dead_topic and topic == args.dead_topic:
             status, text = 400, b"bad order: missing customer"
-        elif k <= args.fail_first:
+        elif k <= args.fail_first and (args.fail_topic is None or topic == args.fail_topic):
             status, text = args.fail_status, b"try later"
             if args.retry_after:
                 extra["Retry-After"] = args.retry_after
