@@ -56,6 +56,15 @@ cafe_conninfo() { echo "postgresql:///$1?host=$PGHOST&port=$PGPORT&user=$PGUSER"
 
 CAFE_RELAY_LOG_DIR=${CAFE_RELAY_LOG_DIR:-${ONCE_CLUSTER_DIR:-/tmp}}
 CAFE_RELAY_EXTRA=()
+# CAFE_TRANSPORT=wal: each relay also streams its own slot (cafe_<relay name>, created when
+# first needed) with --transport wal; the cluster needs wal_level = logical and the databases
+# once.transport = 'wal' (cafe_use_wal).
+CAFE_TRANSPORT=${CAFE_TRANSPORT:-table}
+
+cafe_use_wal() {
+    local db
+    for db in "${CAFE_DBS[@]}"; do psql -qX -v ON_ERROR_STOP=1 -d postgres -c "ALTER DATABASE $db SET once.transport = 'wal'" >/dev/null; done
+}
 
 cafe_start_relay() {
     local i=$1 name from to topics
@@ -69,10 +78,18 @@ cafe_start_relay() {
     fi
     # once-relay refuses to run as root: as root, drop to the server's user (setpriv execs, so
     # the pid is the relay's own and signals reach it directly).
-    local -a as_user=()
+    local -a as_user=() transport=()
     [ "$(id -u)" = 0 ] && as_user=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+    if [ "$CAFE_TRANSPORT" = wal ]; then
+        transport=(--transport wal --wal-slot "cafe_${name//-/_}")
+        if [ ! -e "$CAFE_RELAY_LOG_DIR/slot-$name" ]; then
+            "${as_user[@]}" "$bin" --db "$(cafe_conninfo "$from")" "${transport[@]}" --create-wal-slot \
+                >>"$CAFE_RELAY_LOG_DIR/relay-$name.log" 2>&1 || { echo "cannot create the slot of relay $name" >&2; return 1; }
+            touch "$CAFE_RELAY_LOG_DIR/slot-$name"
+        fi
+    fi
     "${as_user[@]}" "$bin" --db "$(cafe_conninfo "$from")" --sink "$(cafe_conninfo "$to")" --name "$name" \
-        --topics "$topics" --poll-interval 100ms --saga-tick-interval 100ms --lease 5s \
+        --topics "$topics" --poll-interval 100ms --saga-tick-interval 100ms --lease 5s "${transport[@]}" \
         --log-level warn "${CAFE_RELAY_EXTRA[@]}" >>"$CAFE_RELAY_LOG_DIR/relay-$name.log" 2>&1 &
     CAFE_RELAY_PIDS[$i]=$!
 }

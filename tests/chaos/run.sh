@@ -3,13 +3,15 @@
 # sink, faults on a schedule; afterwards the receivers' own records must show every committed
 # message arrived, none took effect twice, and per-key order held.
 #
-#   tests/chaos/run.sh [--minutes N] [--scenario NAME] [--results DIR]
+#   tests/chaos/run.sh [--minutes N] [--scenario NAME] [--results DIR] [--transport table|wal]
 #
 # Without --minutes a scenario runs its short version (load for CHAOS_SHORT_SECONDS, default
 # 20 s; the whole run well under 60 s), as CTest does (chaos_<scenario>). --minutes 10 is the
 # long run. Without --scenario every scenario runs, one after another. The table goes to
 # stdout and to DIR/<scenario>.txt (default tests/chaos/results). Exit status 1 on any loss,
 # duplicate effect or order violation. Scenarios: tests/chaos/scenarios/*.sh.
+# --transport wal (or CHAOS_TRANSPORT=wal) runs a scenario on the WAL transport (lib/chaos.sh,
+# "The WAL transport"); its table goes to DIR/<scenario>-wal.txt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,13 +19,14 @@ root=$(cd "$here/../.." && pwd)
 : "${ONCE_STAGE_DIR:=$ONCE_BUILD_DIR/stage}"
 export ONCE_SOURCE_DIR ONCE_BUILD_DIR ONCE_STAGE_DIR
 
-minutes= scenario= results=$here/results
+minutes= scenario= results=$here/results transport=${CHAOS_TRANSPORT:-table}
 while [ $# -gt 0 ]; do
     case $1 in
         --minutes) minutes=$2; shift 2 ;;
         --scenario) scenario=$2; shift 2 ;;
         --results) results=$2; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        --transport) transport=$2; shift 2 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -32,11 +35,17 @@ if [ -z "$scenario" ]; then
     rc=0
     for s in "$here"/scenarios/*.sh; do
         s=$(basename "$s" .sh)
-        "$0" --scenario "$s" ${minutes:+--minutes "$minutes"} --results "$results" || rc=1
+        "$0" --scenario "$s" ${minutes:+--minutes "$minutes"} --results "$results" --transport "$transport" || rc=1
     done
     exit $rc
 fi
 [ -f "$here/scenarios/$scenario.sh" ] || { echo "run.sh: no scenario $scenario (tests/chaos/scenarios/)" >&2; exit 2; }
+case $transport in
+    table) CHAOS_RESULT_NAME=$scenario ;;
+    wal) CHAOS_RESULT_NAME=$scenario-wal ;;
+    *) echo "run.sh: --transport $transport: use table or wal" >&2; exit 2 ;;
+esac
+export CHAOS_TRANSPORT=$transport
 
 CHAOS_SCENARIO=$scenario
 CHAOS_RESULTS=$results
@@ -50,6 +59,7 @@ fi
 source "$root/tests/integration/lib/relay_common.sh"
 source "$here/lib/chaos.sh"
 chaos_fact "load duration" "${CHAOS_SECONDS} s$([ $CHAOS_LONG = 1 ] || echo ' (short version)')"
-say "chaos $scenario: ${CHAOS_SECONDS}s of load"
+chaos_fact "transport" "$transport"
+say "chaos $scenario: ${CHAOS_SECONDS}s of load, $transport transport"
 source "$here/scenarios/$scenario.sh"
 scenario_main

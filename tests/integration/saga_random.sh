@@ -5,7 +5,7 @@
 # timeout (resend, then a late duplicate), and replies so late that the step times out and is
 # compensated before its success arrives) while relays are killed (-9) and restarted.
 # Afterwards every saga is final or failed with a reason, and the cross-database invariants hold.
-#   SAGA_RANDOM_ORDERS (default 2000)
+#   SAGA_RANDOM_ORDERS (default 2000); CAFE_TRANSPORT=wal: on the WAL transport (a slot per relay)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,9 +17,14 @@ orders=${SAGA_RANDOM_ORDERS:-2000}
 
 cleanup() { cafe_stop_ticker; cafe_stop_relays; once_cluster_stop; }
 trap cleanup EXIT
-once_cluster_start fsync=off shared_preload_libraries=pg_once
+if [ "${CAFE_TRANSPORT:-table}" = wal ]; then
+    once_cluster_start fsync=off shared_preload_libraries=pg_once wal_level=logical
+else
+    once_cluster_start fsync=off shared_preload_libraries=pg_once
+fi
 CAFE_RELAY_LOG_DIR=$ONCE_CLUSTER_DIR
 cafe_setup
+[ "$CAFE_TRANSPORT" = wal ] && cafe_use_wal
 # Short timeouts so slow services really cause resends and late replies.
 cafe_psql cafe_orders -c "SELECT once.saga_define('campus_cafe_order', \$\${
   \"steps\": [
@@ -71,4 +76,9 @@ duplicates ignored: $(cafe_psql cafe_orders -c "SELECT count(*) FROM once.saga_h
 cafe_check_invariants
 stuck=$(cafe_psql cafe_orders -c "SELECT count(*) FROM once.sagas WHERE status NOT IN ('completed', 'compensated')")
 [ "$stuck" = 0 ] || { echo "$stuck sagas not finished after on-call" >&2; exit 1; }
+if [ "$CAFE_TRANSPORT" = wal ]; then   # every relay streamed its own slot
+    slots=$(psql -qAtX -d postgres -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'cafe\_%' AND confirmed_flush_lsn IS NOT NULL")
+    [ "$slots" = "${#CAFE_RELAY_SPECS[@]}" ] || { echo "WAL transport: $slots slots, want ${#CAFE_RELAY_SPECS[@]}" >&2; exit 1; }
+    echo "WAL transport: $slots slots, one per relay"
+fi
 echo "saga_random: $orders orders, all invariants hold"

@@ -12,6 +12,13 @@
 #   the inbox of database dst (relay_received, filled by the subscribed handler exactly once),
 #   a JetStream stream (chaos_collect_stream), the idempotent HTTP(S) receiver.
 
+# The WAL transport (run.sh --transport wal, CHAOS_TRANSPORT=wal): the server runs with
+# wal_level = logical, database src sends with once.transport = 'wal', and every relay streams
+# a slot beside its table claims. Relays with the same database, sink and topics are one relay
+# group and share one slot (chaos_<hash of the three>, created before the relay starts): one
+# of them streams, the others stand by and claim the table. The scenarios stay as they are:
+# start_postgres and start_relay do the rest.
+
 CHAOS_LIB=$ONCE_SOURCE_DIR/tests/chaos/lib
 CHAOS_RUN=$T/run
 mkdir -p "$CHAOS_RUN"
@@ -151,17 +158,54 @@ chaos_receiver_mode() { local name=$1; shift; echo "$*" >"$CHAOS_RUN/mode-$name"
 chaos_receiver_alive() { local v="RECEIVER_PID_$1"; kill -0 "${!v}" 2>/dev/null; }
 
 chaos_outbox_drained() {
+    # WAL transport: first every slot past the end of the load (CHAOS_WAL_TARGET), then the
+    # table, which then holds anything a relay wrote back before confirming.
+    if [ "$CHAOS_TRANSPORT" = wal ]; then
+        [ "$(psql -X -At -d "${CHAOS_DB:-$SRC_DB}" -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'chaos\_%'
+                 AND (confirmed_flush_lsn IS NULL OR confirmed_flush_lsn < '$CHAOS_WAL_TARGET')" 2>/dev/null)" = 0 ] || return 1
+    fi
     [ "$(psql -X -At -d "${CHAOS_DB:-$SRC_DB}" -c "SELECT count(*) FROM once.outbox WHERE dead_at IS NULL" 2>/dev/null)" = 0 ]
 }
+
+CHAOS_TRANSPORT=${CHAOS_TRANSPORT:-table}
+if [ "$CHAOS_TRANSPORT" = wal ]; then
+    eval "chaos_table_$(declare -f start_postgres)"
+    start_postgres() {
+        chaos_table_start_postgres "$@" wal_level=logical
+        # (ALTER SYSTEM: a scenario restarting the server keeps it; a logical slot needs it)
+        psql -X -q -d postgres -c "ALTER SYSTEM SET wal_level = 'logical'" -c "ALTER DATABASE src SET once.transport = 'wal'"
+    }
+    eval "chaos_table_$(declare -f start_relay)"
+    start_relay() {
+        local name=$1 db= sink= topics= i
+        shift
+        local args=("$@")
+        for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+            case ${args[i]} in --db) db=${args[i+1]} ;; --sink) sink=${args[i+1]} ;; --topics) topics=${args[i+1]} ;; esac
+        done
+        local slot
+        slot=chaos_$(printf '%s|%s|%s' "$db" "$sink" "$topics" | md5sum | cut -c1-12)
+        if [ ! -e "$CHAOS_RUN/slot-$slot" ]; then
+            "${RELAY_AS[@]}" "$RELAY_BIN" --db "$db" --wal-slot "$slot" --create-wal-slot >>"$CHAOS_RUN/slots.log" 2>&1 ||
+                fail "cannot create slot $slot: $(tail -1 "$CHAOS_RUN/slots.log")"
+            touch "$CHAOS_RUN/slot-$slot"
+            chaos_fact "WAL slot $slot" "relay group of $name, topics ${topics:-all}"
+        fi
+        chaos_table_start_relay "$name" "$@" --transport wal --wal-slot "$slot"
+    }
+fi
 
 # chaos_finish [DRAIN_SECONDS]: after the load: drain, stop, collect, verdict. Never returns.
 chaos_finish() {
     local drain=${1:-180} t0 name rc=0 faults="" k
     chaos_producers_wait
+    [ "$CHAOS_TRANSPORT" = wal ] && CHAOS_WAL_TARGET=$(psql -X -At -d "${CHAOS_DB:-$SRC_DB}" -c "SELECT pg_current_wal_lsn()")
     t0=$SECONDS
     once_wait_for "outbox drained" "$drain" chaos_outbox_drained ||
         chaos_fact "NOT DRAINED after ${drain}s" "$(chaos_outbox_size)"
     chaos_fact "drain after the load" "$((SECONDS - t0)) s"
+    # (the rest went through the slots; statistics, so a crash restart resets them)
+    [ "$CHAOS_TRANSPORT" = wal ] && chaos_fact "rows inserted into once.outbox" "$(psql -X -At -d "${CHAOS_DB:-$SRC_DB}" -c "SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'once.outbox'::regclass") (keyed and send_many messages, write-backs, one per table retry; statistics, reset by a crash restart)"
     for k in "${CHAOS_AFTER_DRAIN[@]}"; do $k; done
     chaos_fact "relay RSS start / end" "${CHAOS_RSS_START:-?} / $(chaos_relay_rss_mib) MiB (largest live relay)"
     chaos_fact "outbox size start / end" "${CHAOS_OUTBOX_START:-?} / $(chaos_outbox_size)"
@@ -172,7 +216,7 @@ chaos_finish() {
         relay_alive "$name" 2>/dev/null && stop_relay "$name"
     done
     for k in "${CHAOS_COLLECTORS[@]}"; do $k; done
-    python3 "$CHAOS_LIB/verdict.py" "$CHAOS_RUN" "$CHAOS_SCENARIO" "$CHAOS_RESULTS/$CHAOS_SCENARIO.txt" || rc=$?
+    python3 "$CHAOS_LIB/verdict.py" "$CHAOS_RUN" "$CHAOS_SCENARIO" "$CHAOS_RESULTS/$CHAOS_RESULT_NAME.txt" || rc=$?
     [ -z "${CHAOS_CRITERIA_MISSED:-}" ] || { echo "criteria missed: $CHAOS_CRITERIA_MISSED" >&2; rc=1; }
     [ $rc = 0 ] || { KEEP_TEST_DIR=1; echo "records kept in $CHAOS_RUN" >&2; }
     exit $rc
