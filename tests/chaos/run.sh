@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
         --scenario) scenario=$2; shift 2 ;;
         --results) results=$2; shift 2 ;;
         --transport) transport=$2; shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -35,7 +35,7 @@ if [ -z "$scenario" ]; then
     rc=0
     for s in "$here"/scenarios/*.sh; do
         s=$(basename "$s" .sh)
-        "$0" --scenario "$s" ${minutes:+--minutes "$minutes"} --results "$results" --transport "$transport" || rc=1
+        "$0" --scenario "$s" ${minutes:+--minutes "$minutes"} --results "$results" --transport "$transport" || { r=$?; [ $r = 77 ] || rc=1; }   # (77: skipped)
     done
     exit $rc
 fi
@@ -46,6 +46,10 @@ case $transport in
     *) echo "run.sh: --transport $transport: use table or wal" >&2; exit 2 ;;
 esac
 export CHAOS_TRANSPORT=$transport
+if [ "$transport" = wal ] && [ "$scenario" = failover ]; then
+    echo "run.sh: failover on the WAL transport is not part of this suite yet (a promoted standby needs the slot: 17+, slot synchronisation)" >&2
+    exit 77
+fi
 
 CHAOS_SCENARIO=$scenario
 CHAOS_RESULTS=$results
