@@ -79,6 +79,9 @@ po::options_description option_table() {
         ("wal-publication", po::value<std::string>(), "--transport wal: the slot's publication (default once_outbox)")
         ("create-wal-slot", "create the publication (if missing) and the slot of --transport wal, then exit")
         ("drop-wal-slot", "drop the slot of --transport wal, then exit")
+        ("wal-accept-slot-loss-on-failover", "--transport wal before PostgreSQL 17: stream although the server has "
+                                             "physical standbys, accepting that a promotion loses the slot and the "
+                                             "messages not yet published (default: refuse)")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
         ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
@@ -144,6 +147,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     str("wal-publication", o.wal_publication);
     o.create_wal_slot = vm.count("create-wal-slot") > 0;
     o.drop_wal_slot = vm.count("drop-wal-slot") > 0;
+    o.wal_accept_slot_loss_on_failover = vm.count("wal-accept-slot-loss-on-failover") > 0;
     if (vm.count("topics")) o.topics = split_list(vm["topics"].as<std::string>());
     if (vm.count("batch")) o.batch = vm["batch"].as<int>();
     if (vm.count("max-in-flight")) o.max_in_flight = vm["max-in-flight"].as<int>();
@@ -175,7 +179,9 @@ void validate(const Options& o) {
             throw bad(std::string(n == &o.wal_slot ? "--wal-slot" : "--wal-publication") + " \"" + *n +
                       "\": use 1-63 lower-case letters, digits and underscores");
     if (o.transport == "wal" && !o.topics.empty())
-        throw bad("--topics cannot be combined with --transport wal yet: the stream carries every topic");
+        throw bad("--topics cannot be combined with --transport wal: the slot carries every topic, and a relay that "
+                  "skipped some would confirm the slot past them, so they would be lost; run one WAL relay for all "
+                  "topics");
     if (o.sink.empty() && !o.create_wal_slot && !o.drop_wal_slot) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
     if (o.name.empty() || o.name.size() > 63) throw bad("--name must be 1..63 characters");
     for (char c : o.name)
@@ -244,6 +250,7 @@ void for_each_restart_only(Visit&& visit) {
     visit("transport", &Options::transport);
     visit("wal-slot", &Options::wal_slot);
     visit("wal-publication", &Options::wal_publication);
+    visit("wal-accept-slot-loss-on-failover", &Options::wal_accept_slot_loss_on_failover);
     // The sink reads its secrets and CloudEvents settings once, when it is made.
     visit("webhook-secret-file", &Options::webhook_secret_files);
     visit("nats-token-file", &Options::nats_token_file);
