@@ -22,6 +22,7 @@
 #include "message.hpp"
 #include "metrics.hpp"
 #include "wal/flush_tracker.hpp"
+#include "wal/slot_health.hpp"
 #include "wal/wal_reader.hpp"
 
 #include <chrono>
@@ -54,6 +55,9 @@ public:
     virtual std::optional<std::string> message_key() = 0;
     // SELECT once.wal_write_back(...), committed when it returns. Throws on failure.
     virtual void write_back(const WalWriteBack& w) = 0;
+    // The slot and the server as PostgreSQL reports them (wal/slot_health.hpp). Throws when
+    // the database cannot be asked.
+    virtual wal::SlotReading read_slot() = 0;
 };
 
 // WalMessage -> the relay's Message (uuid text, created_at as timestamptz text in UTC).
@@ -67,8 +71,12 @@ public:
     // out, so wal_sender_timeout does not end the stream.
     static constexpr size_t kMaxQueued = 20000;
 
+    // While the slot is not usable (missing, invalidated, unsafe with physical standbys), it
+    // is looked at again this often: an operator who recreates it needs no relay restart.
+    static constexpr std::chrono::seconds kSlotRecheck{10};
+
     WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
-              Millis reconnect_max);
+              Millis reconnect_max, bool accept_slot_loss_on_failover = false);
     ClaimMode mode() const override { return ClaimMode::wal; }
 
     // Opens the stream when due, reads what has arrived, confirms what may be. Never throws:
@@ -83,6 +91,8 @@ public:
     bool is_open() const { return reader_->is_open(); }
     size_t queued() const { return pending_.size(); }   // decoded, not in a batch yet
     wal::Lsn confirmed() const { return confirmed_; }
+    // The last verdict on the slot (usable until one was read).
+    wal::SlotVerdict slot_verdict() const { return verdict_; }
 
     bool may_claim() const override;
     // Takes up to request.batch queued messages as the next answer.
@@ -118,12 +128,17 @@ private:
     void handle(std::vector<wal::WalEvent>& events);
     void confirm(Clock::time_point now);
     void reset(const std::string& why, Clock::time_point now);
+    bool slot_usable(Clock::time_point now);   // false: the stream stays closed (logged once per verdict)
+    void publish_lag();
     bool settle_batch(OpenBatch& b, std::vector<Queued>& requeue);   // false: a write-back failed
 
     std::unique_ptr<wal::WalReader> reader_;
     std::unique_ptr<WalStore> store_;
     Metrics& metrics_;
     Millis reconnect_max_;
+    bool accept_slot_loss_on_failover_;
+    wal::SlotVerdict verdict_ = wal::SlotVerdict::usable;
+    std::vector<std::string> warned_;   // the slot warnings logged, so each is logged once
     wal::FlushTracker tracker_;
     std::deque<Queued> pending_;
     std::optional<std::vector<Queued>> answered_;   // the claim taken, until open_batch
