@@ -179,9 +179,7 @@ void validate(const Options& o) {
             throw bad(std::string(n == &o.wal_slot ? "--wal-slot" : "--wal-publication") + " \"" + *n +
                       "\": use 1-63 lower-case letters, digits and underscores");
     if (o.transport == "wal" && !o.topics.empty())
-        throw bad("--topics cannot be combined with --transport wal: the slot carries every topic, and a relay that "
-                  "skipped some would confirm the slot past them, so they would be lost; run one WAL relay for all "
-                  "topics");
+        throw bad("--topics cannot be combined with --transport wal yet: the stream carries every topic");
     if (o.sink.empty() && !o.create_wal_slot && !o.drop_wal_slot) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
     if (o.name.empty() || o.name.size() > 63) throw bad("--name must be 1..63 characters");
     for (char c : o.name)

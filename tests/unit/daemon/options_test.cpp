@@ -189,10 +189,8 @@ TEST(Options, WalTransportOptions) {
               std::string::npos);
     EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--wal-slot", "Bad-Name"}).find("--wal-slot \"Bad-Name\""),
               std::string::npos);
-    // A relay that skips topics would confirm the slot past the skipped messages: refused.
-    std::string topics = error_of({"--db", "x", "--sink", "stdout:", "--transport", "wal", "--topics", "a.*"});
-    EXPECT_NE(topics.find("--topics cannot be combined with --transport wal"), std::string::npos) << topics;
-    EXPECT_NE(topics.find("lost"), std::string::npos) << topics;
+    EXPECT_NE(error_of({"--db", "x", "--sink", "stdout:", "--transport", "wal", "--topics", "a.*"}).find("--topics"),
+              std::string::npos);
     // The slot commands need no sink, and only one of them at a time.
     Options c = parse({"--db", "dbname=x", "--create-wal-slot"});
     EXPECT_TRUE(c.create_wal_slot);

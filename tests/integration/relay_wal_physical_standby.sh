@@ -66,4 +66,4 @@ else
 fi
 [ "$RELAY_RC" = 0 ] || fail "the relay exited $RELAY_RC"
 "${RELAY_AS[@]}" "$RELAY_BIN" --db "$SRC_DB" --drop-wal-slot >/dev/null || fail "--drop-wal-slot at the end"
-say "relay_wal_standby: OK"
+say "relay_wal_physical_standby: OK"
