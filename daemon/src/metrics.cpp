@@ -1,6 +1,8 @@
 #include "metrics.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 
@@ -102,6 +104,21 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     }
     if (int64_t lag = wal_slot_lag_bytes.load(); lag >= 0)
         gauge("once_wal_slot_lag_bytes", "WAL transport: WAL bytes the slot retains (pg_current_wal_lsn() - confirmed_flush_lsn), read with the outbox gauges.", std::to_string(lag));
+    if (int v = wal_slot_verdict.load(); v >= 0) {
+        gauge("once_wal_slot_invalidated", "WAL transport: 1 when the slot is missing or PostgreSQL invalidated it (the stream is closed, /healthz fails; recreate it with --create-wal-slot).",
+              v == 1 || v == 2 ? "1" : "0");
+        gauge("once_wal_failover_refused", "WAL transport: 1 when the stream is refused because the server (before 17) has physical standbys that cannot keep the slot (see --wal-accept-slot-loss-on-failover).",
+              v == 3 ? "1" : "0");
+    }
+    if (int64_t t = wal_oldest_pending_commit_us.load(); t >= 0) {
+        double lag = 0;
+        if (t > 0) {
+            int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch()).count();
+            lag = std::max<double>(0, (now_us - t) / 1e6);
+        }
+        gauge("once_wal_slot_lag_seconds", "WAL transport: age of the commit of the oldest transaction received and not confirmed yet (0 when nothing is pending).", fmt_double(lag));
+    }
     gauge("once_relay_in_flight", "Publishes awaiting the sink's answer.", std::to_string(in_flight.load()));
     gauge("once_relay_last_claim_timestamp_seconds", "Unix time of the last successful claim.",
           fmt_double(last_claim_unix_ms.load() / 1000.0));

@@ -55,6 +55,12 @@ struct Metrics {
     std::atomic<uint64_t> wal_passed_over{0};       // messages of topics this relay does not serve (--topics)
     std::atomic<int64_t> wal_stream_active{-1};     // 1: this relay streams the slot; 0: standing by or reopening; -1: table transport
     std::atomic<int64_t> wal_slot_lag_bytes{-1};    // read with the outbox gauges; -1: not read / no slot
+    // wal::SlotVerdict of the last look at the slot (0 usable, 1 missing, 2 lost, 3 refused:
+    // physical standbys before 17); -1: not the WAL transport.
+    std::atomic<int> wal_slot_verdict{-1};
+    // Unix microseconds of the oldest unconfirmed transaction's commit; 0: nothing pending;
+    // -1: not the WAL transport.
+    std::atomic<int64_t> wal_oldest_pending_commit_us{-1};
     std::atomic<int64_t> in_flight{0};
     std::atomic<int64_t> last_claim_unix_ms{0};   // last successful claim (empty or not)
     std::atomic<bool> db_connected{false};
@@ -62,7 +68,9 @@ struct Metrics {
     LatencyHistogram publish_latency;
 
     MetricsSnapshot snapshot() const { return {acked.load(), nacked.load(), dead.load()}; }
-    bool healthy() const { return db_connected.load() && sink_connected.load(); }
+    // The WAL transport's stream counts too: a slot it may not stream means messages wait (or
+    // are lost), so the relay is not healthy although it still serves the table.
+    bool healthy() const { return db_connected.load() && sink_connected.load() && wal_slot_verdict.load() <= 0; }
     std::string render_prometheus(const std::string& relay_name) const;
 
     // The outbox gauges, replaced whole by GaugeReader's thread after each read.

@@ -39,6 +39,8 @@ handler_result handle(void* cls, MHD_Connection* c, const char* url, const char*
         const Metrics& m = self->metrics();
         std::string body = std::string("db ") + (m.db_connected ? "up" : "down") + "\nsink " +
                            (m.sink_connected ? "up" : "down") + "\n";
+        static const char* const kSlot[] = {"usable", "missing", "invalidated", "refused (physical standbys)"};
+        if (int v = m.wal_slot_verdict.load(); v >= 0 && v <= 3) body += std::string("wal slot ") + kSlot[v] + "\n";
         return respond(c, m.healthy() ? 200 : 503, body, "text/plain");
     }
     return respond(c, 404, "not found: try /metrics or /healthz\n", "text/plain");

@@ -79,6 +79,9 @@ po::options_description option_table() {
         ("wal-publication", po::value<std::string>(), "--transport wal: the slot's publication (default once_outbox)")
         ("create-wal-slot", "create the publication (if missing) and the slot of --transport wal, then exit")
         ("drop-wal-slot", "drop the slot of --transport wal, then exit")
+        ("wal-accept-slot-loss-on-failover", "--transport wal before PostgreSQL 17: stream although the server has "
+                                             "physical standbys, accepting that a promotion loses the slot and the "
+                                             "messages not yet published (default: refuse)")
         ("purge-interval", po::value<std::string>(), "how often to call once.purge() (default 1min)")
         ("saga-tick-interval", po::value<std::string>(), "how often to call once.saga_tick() (default 1s)")
         ("sink-timeout", po::value<std::string>(), "bound for one publish: HTTP request, NATS PubAck, inbox call (default 10s)")
@@ -144,6 +147,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     str("wal-publication", o.wal_publication);
     o.create_wal_slot = vm.count("create-wal-slot") > 0;
     o.drop_wal_slot = vm.count("drop-wal-slot") > 0;
+    o.wal_accept_slot_loss_on_failover = vm.count("wal-accept-slot-loss-on-failover") > 0;
     if (vm.count("topics")) o.topics = split_list(vm["topics"].as<std::string>());
     if (vm.count("batch")) o.batch = vm["batch"].as<int>();
     if (vm.count("max-in-flight")) o.max_in_flight = vm["max-in-flight"].as<int>();
@@ -242,6 +246,7 @@ void for_each_restart_only(Visit&& visit) {
     visit("transport", &Options::transport);
     visit("wal-slot", &Options::wal_slot);
     visit("wal-publication", &Options::wal_publication);
+    visit("wal-accept-slot-loss-on-failover", &Options::wal_accept_slot_loss_on_failover);
     // The sink reads its secrets and CloudEvents settings once, when it is made.
     visit("webhook-secret-file", &Options::webhook_secret_files);
     visit("nats-token-file", &Options::nats_token_file);

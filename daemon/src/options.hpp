@@ -28,6 +28,9 @@ struct Options {
     std::string wal_publication = "once_outbox";  // and its publication
     bool create_wal_slot = false;      // create the publication and the slot, then exit
     bool drop_wal_slot = false;        // drop the slot, then exit
+    // Before PostgreSQL 17 with physical standbys: stream anyway, accepting that a promotion
+    // loses the slot (wal/slot_health.hpp).
+    bool wal_accept_slot_loss_on_failover = false;
     std::string claim_mode = "auto";   // locked | leased | auto: the sink's preference (claim/claim_mode.hpp)
     Millis purge_interval{60000};
     Millis saga_tick_interval{1000};

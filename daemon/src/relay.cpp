@@ -46,7 +46,7 @@ Relay::Wiring Relay::libpq_wiring(const Options& o) {
         r.application_name = o.name + " wal";
         r.connect_timeout = o.connect_timeout;
         w.wal_reader = std::make_unique<wal::ReplicationStream>(r);
-        w.wal_store = std::make_unique<PgWalStore>(o.db, o.name, o.connect_timeout);
+        w.wal_store = std::make_unique<PgWalStore>(o.db, o.name, o.connect_timeout, o.wal_slot);
     }
     return w;
 }
@@ -67,7 +67,7 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
         locked_ = std::make_unique<LockedLanes>(kOpenBatches, wiring_.locked_tx, locked_publish_limit(opt_.lease), metrics_);
     if (wiring_.wal_reader)
         wal_ = std::make_unique<WalStream>(std::move(wiring_.wal_reader), std::move(wiring_.wal_store), metrics_, opt_.reconnect_max,
-                                            opt_.topics);
+                                            opt_.topics, opt_.wal_accept_slot_loss_on_failover);
     auto now = Clock::now();
     next_purge_ = now;
     next_saga_tick_ = now;

@@ -2,6 +2,7 @@
 
 #include "core/backoff.hpp"
 #include "core/topic.hpp"
+#include "wal/replication_frames.hpp"
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -48,10 +49,12 @@ Message relay_message(const once::WalMessage& m) {
 }
 
 WalStream::WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
-                     Millis reconnect_max, std::vector<std::string> topics)
+                     Millis reconnect_max, std::vector<std::string> topics, bool accept_slot_loss_on_failover)
     : reader_(std::move(reader)), store_(std::move(store)), metrics_(metrics), reconnect_max_(reconnect_max),
-      topics_(std::move(topics)) {
+      topics_(std::move(topics)), accept_slot_loss_on_failover_(accept_slot_loss_on_failover) {
     metrics_.wal_stream_active = 0;
+    metrics_.wal_slot_verdict = static_cast<int>(wal::SlotVerdict::usable);
+    metrics_.wal_oldest_pending_commit_us = 0;
 }
 
 bool WalStream::serves(const std::string& topic) const {
@@ -72,6 +75,39 @@ void WalStream::stand_by(const std::string& why, Clock::time_point now) {
     failures_ = 0;
     metrics_.wal_stream_active = 0;
     reopen_at_ = now + every;
+}
+
+// Looked at before every open: a broken stream is how an invalidation shows while streaming
+// (PostgreSQL ends the walsender), and a reopen finds the reason here. Not usable: the stream
+// stays closed, the table claims go on, /healthz fails and the gauge says why; the slot is
+// looked at again every kSlotRecheck, and never created or recreated by the relay.
+bool WalStream::slot_usable(Clock::time_point now) {
+    wal::SlotAssessment a = wal::assess_slot(store_->read_slot(), accept_slot_loss_on_failover_);
+    wal::SlotVerdict before = verdict_;
+    verdict_ = a.verdict;
+    metrics_.wal_slot_verdict = static_cast<int>(a.verdict);
+    if (a.verdict != wal::SlotVerdict::usable) {
+        if (a.verdict != before) spdlog::error("WAL stream closed: {}", a.error);
+        else spdlog::debug("WAL stream still closed: {}", a.error);
+        reopen_at_ = now + kSlotRecheck;
+        return false;
+    }
+    if (before != wal::SlotVerdict::usable) spdlog::info("WAL stream: the replication slot is usable again");
+    for (const auto& w : a.warnings) {
+        if (std::find(warned_.begin(), warned_.end(), w) != warned_.end()) continue;
+        spdlog::warn("WAL stream: {}", w);
+        warned_.push_back(w);
+    }
+    return true;
+}
+
+// once_wal_slot_lag_seconds reads the commit time of the oldest transaction not confirmed yet.
+// A reset keeps the last value: the unconfirmed transactions come again from the slot, so
+// their age keeps growing while the stream is down.
+void WalStream::publish_lag() {
+    if (!reader_->is_open()) return;
+    std::optional<int64_t> t = tracker_.oldest_pending_commit_time();
+    metrics_.wal_oldest_pending_commit_us = t ? *t + wal::kPgEpochOffsetUs : 0;
 }
 
 void WalStream::reset(const std::string& why, Clock::time_point now) {
@@ -106,6 +142,7 @@ void WalStream::pump(Clock::time_point now) {
         try {
             // Never publish unauthenticated messages: anyone who may call pg_logical_emit_message
             // could inject one. Without the key the stream stays closed (retried with backoff).
+            if (!slot_usable(now)) return;
             std::optional<std::string> key = store_->message_key();
             if (!key)
                 throw std::runtime_error("the database has no once.wal_secret(): pg_once is older than 0.3 "
@@ -148,6 +185,7 @@ void WalStream::pump(Clock::time_point now) {
             return;
         }
         confirm(now);
+        publish_lag();
     } catch (const std::exception& e) {
         reset(e.what(), now);
     }
@@ -160,10 +198,10 @@ void WalStream::handle(std::vector<wal::WalEvent>& events) {
                 metrics_.wal_passed_over++;
                 continue;
             }
-            tracker_.message_received(m->commit_lsn);
+            tracker_.message_received(m->commit_lsn, m->commit_time);
             pending_.push_back(Queued{relay_message(m->message), m->commit_lsn});
         } else if (auto* end = std::get_if<wal::TransactionEndEvent>(&ev)) {
-            tracker_.transaction_ended(end->commit_lsn, end->end_lsn);
+            tracker_.transaction_ended(end->commit_lsn, end->end_lsn, end->commit_time);
         } else {
             const auto& bad = std::get<wal::MalformedMessageEvent>(ev);
             // Never its content: it is not ours, and may be anything.
@@ -295,6 +333,7 @@ void WalStream::settle_finished(const std::function<void(const SettleOutcome&)>&
     }
     for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) pending_.push_front(std::move(*it));
     confirm(now);
+    publish_lag();
 }
 
 void WalStream::stop(const std::string& why) {

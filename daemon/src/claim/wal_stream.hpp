@@ -32,6 +32,7 @@
 #include "message.hpp"
 #include "metrics.hpp"
 #include "wal/flush_tracker.hpp"
+#include "wal/slot_health.hpp"
 #include "wal/wal_reader.hpp"
 
 #include <chrono>
@@ -64,6 +65,9 @@ public:
     virtual std::optional<std::string> message_key() = 0;
     // SELECT once.wal_write_back(...), committed when it returns. Throws on failure.
     virtual void write_back(const WalWriteBack& w) = 0;
+    // The slot and the server as PostgreSQL reports them (wal/slot_health.hpp). Throws when
+    // the database cannot be asked.
+    virtual wal::SlotReading read_slot() = 0;
 };
 
 // WalMessage -> the relay's Message (uuid text, created_at as timestamptz text in UTC).
@@ -79,9 +83,12 @@ public:
 
     // A standby relay tries the slot this often at most (--reconnect-max, if shorter).
     static constexpr Millis kStandbyRetry{1000};
+    // While the slot is not usable (missing, invalidated, unsafe with physical standbys), it
+    // is looked at again this often: an operator who recreates it needs no relay restart.
+    static constexpr std::chrono::seconds kSlotRecheck{10};
 
     WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
-              Millis reconnect_max, std::vector<std::string> topics = {});
+              Millis reconnect_max, std::vector<std::string> topics = {}, bool accept_slot_loss_on_failover = false);
     // Topic patterns of the messages to publish (empty: all); a reload changes them.
     void set_topics(std::vector<std::string> topics) { topics_ = std::move(topics); }
     ClaimMode mode() const override { return ClaimMode::wal; }
@@ -99,6 +106,8 @@ public:
     bool standing_by() const { return standing_by_; }   // another connection streams the slot
     size_t queued() const { return pending_.size(); }   // decoded, not in a batch yet
     wal::Lsn confirmed() const { return confirmed_; }
+    // The last verdict on the slot (usable until one was read).
+    wal::SlotVerdict slot_verdict() const { return verdict_; }
 
     bool may_claim() const override;
     // Takes up to request.batch queued messages as the next answer.
@@ -136,6 +145,8 @@ private:
     void reset(const std::string& why, Clock::time_point now);
     void stand_by(const std::string& why, Clock::time_point now);
     bool serves(const std::string& topic) const;
+    bool slot_usable(Clock::time_point now);   // false: the stream stays closed (logged once per verdict)
+    void publish_lag();
     bool settle_batch(OpenBatch& b, std::vector<Queued>& requeue);   // false: a write-back failed
 
     std::unique_ptr<wal::WalReader> reader_;
@@ -143,6 +154,9 @@ private:
     Metrics& metrics_;
     Millis reconnect_max_;
     std::vector<std::string> topics_;
+    bool accept_slot_loss_on_failover_;
+    wal::SlotVerdict verdict_ = wal::SlotVerdict::usable;
+    std::vector<std::string> warned_;   // the slot warnings logged, so each is logged once
     wal::FlushTracker tracker_;
     std::deque<Queued> pending_;
     std::optional<std::vector<Queued>> answered_;   // the claim taken, until open_batch

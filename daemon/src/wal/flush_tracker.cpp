@@ -9,7 +9,7 @@ namespace once::relay::wal {
 // The calls come from the relay's own bookkeeping, so a call out of order is a bug of the
 // caller: it throws std::logic_error instead of confirming something it should not.
 
-void FlushTracker::message_received(Lsn commit_lsn) {
+void FlushTracker::message_received(Lsn commit_lsn, int64_t commit_time) {
     if (!transactions_.empty() && transactions_.back().commit_lsn == commit_lsn && !transactions_.back().ended) {
         ++transactions_.back().outstanding;
     } else {
@@ -19,18 +19,18 @@ void FlushTracker::message_received(Lsn commit_lsn) {
         if (commit_lsn < flush_)
             throw std::logic_error("FlushTracker: a message of transaction " + format_lsn(commit_lsn) +
                                    " below the confirmed position " + format_lsn(flush_));
-        transactions_.push_back(Transaction{commit_lsn, 0, 1, false});
+        transactions_.push_back(Transaction{commit_lsn, 0, 1, false, commit_time});
     }
     ++unsettled_;
 }
 
-void FlushTracker::transaction_ended(Lsn commit_lsn, Lsn end_lsn) {
+void FlushTracker::transaction_ended(Lsn commit_lsn, Lsn end_lsn, int64_t commit_time) {
     if (transactions_.empty() || transactions_.back().commit_lsn != commit_lsn) {
         // A transaction without pg_once messages: nothing of it to wait for.
         if (!transactions_.empty() && commit_lsn <= transactions_.back().commit_lsn)
             throw std::logic_error("FlushTracker: transaction " + format_lsn(commit_lsn) + " ended after transaction " +
                                    format_lsn(transactions_.back().commit_lsn));
-        transactions_.push_back(Transaction{commit_lsn, end_lsn, 0, true});
+        transactions_.push_back(Transaction{commit_lsn, end_lsn, 0, true, commit_time});
     } else {
         Transaction& t = transactions_.back();
         if (t.ended) throw std::logic_error("FlushTracker: transaction " + format_lsn(commit_lsn) + " ended twice");
@@ -59,6 +59,11 @@ void FlushTracker::message_settled(Lsn commit_lsn) {
 
 void FlushTracker::idle(Lsn keepalive_end) {
     if (transactions_.empty() && keepalive_end > flush_) flush_ = keepalive_end;
+}
+
+std::optional<int64_t> FlushTracker::oldest_pending_commit_time() const {
+    if (transactions_.empty()) return std::nullopt;
+    return transactions_.front().commit_time;
 }
 
 void FlushTracker::advance() {

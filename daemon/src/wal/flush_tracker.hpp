@@ -15,7 +15,9 @@
 #include "wal/lsn.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <optional>
 
 namespace once::relay::wal {
 
@@ -23,10 +25,11 @@ class FlushTracker {
 public:
     // A message of the transaction committed at commit_lsn arrived (OutboxMessageEvent).
     // Transactions arrive in commit order: commit_lsn is the open transaction's or a later one.
-    void message_received(Lsn commit_lsn);
+    // commit_time: the transaction's commit time (PostgreSQL epoch, microseconds).
+    void message_received(Lsn commit_lsn, int64_t commit_time = 0);
 
     // The transaction's Commit arrived (TransactionEndEvent): it has no more messages.
-    void transaction_ended(Lsn commit_lsn, Lsn end_lsn);
+    void transaction_ended(Lsn commit_lsn, Lsn end_lsn, int64_t commit_time = 0);
 
     // One message of the transaction committed at commit_lsn is settled.
     void message_settled(Lsn commit_lsn);
@@ -41,12 +44,17 @@ public:
     // Messages received and not settled yet.
     size_t unsettled() const { return unsettled_; }
 
+    // The commit time of the oldest transaction the flush position has not passed yet (what
+    // once_wal_slot_lag_seconds measures from); nullopt when nothing is pending.
+    std::optional<int64_t> oldest_pending_commit_time() const;
+
 private:
     struct Transaction {
         Lsn commit_lsn;
         Lsn end_lsn;
         size_t outstanding;
         bool ended;
+        int64_t commit_time;
     };
 
     Transaction& find(Lsn commit_lsn, const char* what);

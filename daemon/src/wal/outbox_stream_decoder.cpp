@@ -10,6 +10,7 @@ namespace {
 struct Visitor {
     bool& in_transaction;
     Lsn& final_lsn;
+    int64_t& commit_time;
     size_t& messages;
     const std::optional<WalMessageTag>& tag;
     std::vector<WalEvent>& events;
@@ -18,6 +19,7 @@ struct Visitor {
         if (in_transaction) throw ProtocolError("pgoutput Begin at " + format_lsn(b.final_lsn) + " inside a transaction");
         in_transaction = true;
         final_lsn = b.final_lsn;
+        commit_time = b.commit_time;
         messages = 0;
     }
 
@@ -46,7 +48,7 @@ struct Visitor {
             return;
         }
         try {
-            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content)});
+            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content), commit_time});
             ++messages;
         } catch (const once::WalMessageFormatError& e) {
             events.push_back(MalformedMessageEvent{final_lsn, m.lsn, e.what()});
@@ -59,7 +61,7 @@ struct Visitor {
 }  // namespace
 
 void OutboxStreamDecoder::feed(std::string_view pgoutput_message, std::vector<WalEvent>& events) {
-    std::visit(Visitor{in_transaction_, final_lsn_, messages_in_transaction_, tag_, events}, parse_pgoutput(pgoutput_message));
+    std::visit(Visitor{in_transaction_, final_lsn_, commit_time_, messages_in_transaction_, tag_, events}, parse_pgoutput(pgoutput_message));
 }
 
 }  // namespace once::relay::wal

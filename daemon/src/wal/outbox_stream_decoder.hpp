@@ -28,6 +28,7 @@ struct OutboxMessageEvent {
     Lsn commit_lsn = 0;   // the transaction's commit record: the message's place in the order
     Lsn message_lsn = 0;
     once::WalMessage message;
+    int64_t commit_time = 0;  // the transaction's commit time (its Begin), PostgreSQL epoch, microseconds
 };
 
 struct MalformedMessageEvent {
@@ -64,6 +65,7 @@ private:
     std::optional<WalMessageTag> tag_;
     bool in_transaction_ = false;
     Lsn final_lsn_ = 0;
+    int64_t commit_time_ = 0;
     size_t messages_in_transaction_ = 0;
 };
 

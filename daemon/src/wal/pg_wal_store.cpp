@@ -13,8 +13,8 @@ namespace {
 using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
 }
 
-PgWalStore::PgWalStore(std::string conninfo, std::string name, Millis connect_timeout)
-    : conninfo_(std::move(conninfo)), name_(std::move(name)), connect_timeout_(connect_timeout) {}
+PgWalStore::PgWalStore(std::string conninfo, std::string name, Millis connect_timeout, std::string slot)
+    : conninfo_(std::move(conninfo)), name_(std::move(name)), connect_timeout_(connect_timeout), slot_(std::move(slot)) {}
 
 PgWalStore::~PgWalStore() {
     if (conn_) PQfinish(conn_);
@@ -74,6 +74,37 @@ void PgWalStore::write_back(const WalWriteBack& w) {
                           9, nullptr, values, nullptr, nullptr, 0),
              PQclear);
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail("once.wal_write_back failed");
+}
+
+// One row whether or not the slot exists. invalidation_reason and failover exist from 17 on:
+// read through to_jsonb so one statement serves every version. Physical senders are the WAL
+// senders without a database; pg_stat_get_wal_senders() shows every role their pids, and
+// pg_stat_get_activity() every role their database, so no extra grant is needed.
+wal::SlotReading PgWalStore::read_slot() {
+    PGconn* c = connection();
+    const char* values[1] = {slot_.c_str()};
+    Result r(PQexecParams(c,
+                          "SELECT current_setting('server_version_num')::int, "
+                          "       (SELECT count(*) FROM pg_stat_get_wal_senders() w "
+                          "          JOIN pg_stat_get_activity(NULL::int) a ON a.pid = w.pid "
+                          "         WHERE a.datid IS NULL)::int, "
+                          "       s.slot_name IS NOT NULL, s.wal_status, to_jsonb(s) ->> 'invalidation_reason', "
+                          "       to_jsonb(s) ->> 'failover', s.confirmed_flush_lsn::text "
+                          "  FROM (SELECT 1) one LEFT JOIN pg_replication_slots s ON s.slot_name = $1",
+                          1, nullptr, values, nullptr, nullptr, 0),
+             PQclear);
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) fail("reading pg_replication_slots failed");
+    auto text = [&](int col) { return PQgetisnull(r.get(), 0, col) ? std::string() : std::string(PQgetvalue(r.get(), 0, col)); };
+    wal::SlotReading s;
+    s.slot = slot_;
+    s.server_version = std::stoi(text(0));
+    s.physical_senders = std::stoi(text(1));
+    s.exists = text(2) == "t";
+    s.wal_status = text(3);
+    s.invalidation_reason = text(4);
+    if (!PQgetisnull(r.get(), 0, 5)) s.failover = text(5) == "true";
+    s.confirmed_flush_lsn = text(6);
+    return s;
 }
 
 }  // namespace once::relay

@@ -1,7 +1,7 @@
 // The WAL transport's ordinary (non-replication) database connection, with libpq: reads the
 // messages' tag key (once.wal_secret()) when the stream opens, and writes back the messages
 // the sink refused (once.wal_write_back). Blocking: both are rare (one at each stream open,
-// one per refused message). Connects on first use and again after a failure.
+// one per refused message), and reads the slot's state before each stream open. Connects on first use and again after a failure.
 #pragma once
 
 #include "claim/wal_stream.hpp"
@@ -16,13 +16,14 @@ namespace once::relay {
 
 class PgWalStore final : public WalStore {
 public:
-    PgWalStore(std::string conninfo, std::string name, Millis connect_timeout);
+    PgWalStore(std::string conninfo, std::string name, Millis connect_timeout, std::string slot);
     ~PgWalStore() override;
     PgWalStore(const PgWalStore&) = delete;
     PgWalStore& operator=(const PgWalStore&) = delete;
 
     std::optional<std::string> message_key() override;
     void write_back(const WalWriteBack& w) override;
+    wal::SlotReading read_slot() override;
 
 private:
     PGconn* connection();
@@ -31,6 +32,7 @@ private:
     std::string conninfo_;
     std::string name_;
     Millis connect_timeout_;
+    std::string slot_;
     PGconn* conn_ = nullptr;
 };
 

@@ -199,4 +199,10 @@ TEST(Options, WalTransportOptions) {
     EXPECT_NE(error_of({"--db", "x", "--create-wal-slot", "--drop-wal-slot"}).find("choose one"), std::string::npos);
     EXPECT_NE(error_of({"--db", "x"}).find("--sink is required"), std::string::npos);
     EXPECT_EQ(restart_only_changes(d, w), (std::vector<std::string>{"transport", "wal-slot", "wal-publication"}));
+    EXPECT_FALSE(w.wal_accept_slot_loss_on_failover) << "refusing is the default";
+    Options a = parse({"--db", "x", "--sink", "stdout:", "--transport", "wal", "--wal-accept-slot-loss-on-failover"});
+    EXPECT_TRUE(a.wal_accept_slot_loss_on_failover);
+    Options w2 = w;
+    w2.wal_accept_slot_loss_on_failover = true;
+    EXPECT_EQ(restart_only_changes(w, w2), (std::vector<std::string>{"wal-accept-slot-loss-on-failover"}));
 }

@@ -74,12 +74,25 @@ struct StoreLog {
     std::optional<std::string> key = std::string(32, 'k');   // nullopt: a database without once.wal_secret()
     std::vector<std::string> written_back;          // "id dead|retry attempts error"
     int fail_writes = 0;                            // so many write-backs throw first
+    wal::SlotReading slot = [] {                    // what read_slot() answers: a usable slot on 15
+        wal::SlotReading s;
+        s.slot = "once_relay";
+        s.exists = true;
+        s.wal_status = "reserved";
+        s.server_version = 150000;
+        return s;
+    }();
+    int slot_reads = 0;
 };
 
 class FakeWalStore final : public WalStore {
 public:
     explicit FakeWalStore(StoreLog& log) : log_(log) {}
     std::optional<std::string> message_key() override { return log_.key; }
+    wal::SlotReading read_slot() override {
+        ++log_.slot_reads;
+        return log_.slot;
+    }
     void write_back(const WalWriteBack& w) override {
         if (log_.fail_writes > 0) {
             --log_.fail_writes;
@@ -94,13 +107,13 @@ private:
 };
 
 // An OutboxMessageEvent of a message with id byte `id`, in the transaction committed at `commit`.
-inline wal::WalEvent wal_message(uint8_t id, wal::Lsn commit, const char* topic = "t") {
+inline wal::WalEvent wal_message(uint8_t id, wal::Lsn commit, const char* topic = "t", int64_t commit_time = 0) {
     once::WalMessage m;
     m.id.fill(id);
     m.created_at_us = 1'700'000'000'000'000;
     m.topic = topic;
     m.payload = "{\"n\":" + std::to_string(id) + "}";
-    return wal::OutboxMessageEvent{commit, commit - 8, m};
+    return wal::OutboxMessageEvent{commit, commit - 8, m, commit_time};
 }
 inline wal::WalEvent wal_end(wal::Lsn commit, wal::Lsn end) { return wal::TransactionEndEvent{commit, end, 0, 0}; }
 

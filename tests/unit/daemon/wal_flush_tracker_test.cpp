@@ -81,3 +81,19 @@ TEST(WalFlushTracker, CallsOutOfOrderAreBugs) {
     t.transaction_ended(0x200, 0x228);
     EXPECT_THROW(t.message_received(0x150), std::logic_error) << "below the confirmed position";
 }
+
+TEST(WalFlushTracker, TheOldestPendingCommitTimeIsThatOfTheFirstTransactionNotConfirmed) {
+    FlushTracker t;
+    EXPECT_FALSE(t.oldest_pending_commit_time().has_value()) << "nothing pending";
+    t.message_received(0x100, 1000);
+    t.transaction_ended(0x100, 0x128, 1000);
+    t.message_received(0x200, 2000);
+    t.transaction_ended(0x200, 0x228, 2000);
+    EXPECT_EQ(t.oldest_pending_commit_time(), 1000);
+    t.message_settled(0x200);
+    EXPECT_EQ(t.oldest_pending_commit_time(), 1000) << "a later settled transaction does not confirm the earlier";
+    t.message_settled(0x100);
+    EXPECT_FALSE(t.oldest_pending_commit_time().has_value()) << "everything confirmed";
+    t.message_received(0x300, 3000);   // received before its Commit: pending already
+    EXPECT_EQ(t.oldest_pending_commit_time(), 3000);
+}

@@ -42,6 +42,7 @@ TEST(WalOutboxStreamDecoder, YieldsOutboxMessagesWithTheirCommitThenTheTransacti
     EXPECT_EQ(first.message_lsn, 0x410u);
     EXPECT_EQ(first.message.topic, "a");
     EXPECT_EQ(first.message.id[0], 1);
+    EXPECT_EQ(first.commit_time, 10) << "the commit time of the Begin (once_wal_slot_lag_seconds)";
     EXPECT_EQ(std::get<OutboxMessageEvent>(events[1]).message.topic, "b");
     const auto& end = std::get<TransactionEndEvent>(events[2]);
     EXPECT_EQ(end.commit_lsn, 0x500u);

@@ -2,6 +2,7 @@
 // write-back store and the fake sink: what it publishes, what it writes back, and that the
 // slot is confirmed only as far as the confirmation rule allows.
 #include "claim/wal_stream.hpp"
+#include "wal/replication_frames.hpp"
 #include "test_fakes.hpp"
 #include "wal_fakes.hpp"
 
@@ -261,4 +262,75 @@ TEST(WalStream, PassesOverTheTopicsItDoesNotServe) {
     r.answer(1);
     r.settle();
     EXPECT_EQ(r.wal.confirmed, 0x210u);   // the second transaction had nothing for this relay
+}
+
+TEST(WalStream, AnInvalidatedSlotKeepsTheStreamClosedFailsHealthAndIsNeverRecreated) {
+    Rig r;
+    r.metrics.db_connected = true;
+    r.metrics.sink_connected = true;
+    EXPECT_TRUE(r.metrics.healthy());
+    r.store.slot.wal_status = "lost";
+    r.turn();
+    r.turn();
+    EXPECT_EQ(r.wal.opens, 0) << "no START_REPLICATION on a lost slot";
+    EXPECT_EQ(r.stream.slot_verdict(), once::relay::wal::SlotVerdict::lost);
+    EXPECT_EQ(r.metrics.wal_slot_verdict.load(), 2);
+    EXPECT_FALSE(r.metrics.healthy());
+    std::string m = r.metrics.render_prometheus("r");
+    EXPECT_NE(m.find("once_wal_slot_invalidated 1"), std::string::npos) << m;
+    EXPECT_EQ(r.store.slot_reads, 1) << "looked at again only after kSlotRecheck";
+}
+
+TEST(WalStream, AMissingSlotIsTheSameStateAndARecreatedOneIsStreamedAgain) {
+    Rig r;
+    r.store.slot.exists = false;
+    auto t0 = Batch::Clock::now();
+    r.stream.pump(t0);
+    EXPECT_EQ(r.stream.slot_verdict(), once::relay::wal::SlotVerdict::missing);
+    EXPECT_EQ(r.metrics.wal_slot_verdict.load(), 1);
+    r.store.slot.exists = true;   // the operator ran --create-wal-slot
+    r.stream.pump(t0 + std::chrono::seconds(1));
+    EXPECT_EQ(r.wal.opens, 0) << "not before the recheck";
+    r.stream.pump(t0 + WalStream::kSlotRecheck + std::chrono::seconds(1));
+    EXPECT_EQ(r.wal.opens, 1);
+    EXPECT_EQ(r.metrics.wal_slot_verdict.load(), 0);
+}
+
+TEST(WalStream, PhysicalStandbysBefore17RefuseTheStreamUnlessAccepted) {
+    Rig r;
+    r.store.slot.physical_senders = 1;
+    r.turn();
+    EXPECT_EQ(r.wal.opens, 0);
+    EXPECT_EQ(r.metrics.wal_slot_verdict.load(), 3);
+    EXPECT_NE(r.metrics.render_prometheus("r").find("once_wal_failover_refused 1"), std::string::npos);
+
+    WalLog wal;
+    StoreLog store;
+    store.slot.physical_senders = 1;
+    Metrics metrics;
+    WalStream accepting{std::make_unique<FakeWalReader>(wal), std::make_unique<FakeWalStore>(store), metrics,
+                        Millis(100), true};
+    accepting.pump(Batch::Clock::now());
+    EXPECT_EQ(wal.opens, 1);
+    EXPECT_EQ(metrics.wal_slot_verdict.load(), 0);
+}
+
+TEST(WalStream, LagSecondsIsTheAgeOfTheOldestUnconfirmedCommitAndZeroWhenNothingIsPending) {
+    Rig r;
+    auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+    int64_t commit = now_us - once::relay::wal::kPgEpochOffsetUs - 30'000'000;   // committed 30 s ago
+    r.wal.reads.push_back({wal_message(1, 0x100, "t", commit), wal_end(0x100, 0x110)});
+    r.turn();
+    EXPECT_EQ(r.metrics.wal_oldest_pending_commit_us.load(), commit + once::relay::wal::kPgEpochOffsetUs);
+    std::string m = r.metrics.render_prometheus("r");
+    auto at = m.find("\nonce_wal_slot_lag_seconds ");
+    ASSERT_NE(at, std::string::npos) << m;
+    double lag = std::stod(m.substr(at + 27));
+    EXPECT_GE(lag, 30.0);
+    EXPECT_LT(lag, 60.0);
+    r.answer(1);
+    r.settle();
+    EXPECT_EQ(r.metrics.wal_oldest_pending_commit_us.load(), 0);
+    EXPECT_NE(r.metrics.render_prometheus("r").find("once_wal_slot_lag_seconds 0\n"), std::string::npos);
 }
