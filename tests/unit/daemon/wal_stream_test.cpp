@@ -309,7 +309,7 @@ TEST(WalStream, PhysicalStandbysBefore17RefuseTheStreamUnlessAccepted) {
     store.slot.physical_senders = 1;
     Metrics metrics;
     WalStream accepting{std::make_unique<FakeWalReader>(wal), std::make_unique<FakeWalStore>(store), metrics,
-                        Millis(100), true};
+                        Millis(100), {}, true};
     accepting.pump(Batch::Clock::now());
     EXPECT_EQ(wal.opens, 1);
     EXPECT_EQ(metrics.wal_slot_verdict.load(), 0);
