@@ -129,10 +129,13 @@ relay_start() {   # NAME SINK [args]: starts once-relay; RELAY_PID, RELAY_METRIC
 }
 acked() { curl -sf "$RELAY_METRICS" 2>/dev/null | awk '$1 == "once_relay_acked_total" { print $2 }'; }
 relay_stop() { kill -TERM "$RELAY_PID" 2>/dev/null || true; wait "$RELAY_PID" 2>/dev/null || true; RELAY_PID=; }
-wait_acked() {   # N SECONDS: the relay's own count (count(*) on the outbox would take CPU from it)
-    local d=$((SECONDS + $2)) a
+wait_acked() {   # N SECONDS: the relay's own count (count(*) on the outbox would take CPU from it);
+    local d=$((SECONDS + $2)) a   # FIRST_ACK_T: when the first acknowledgement was seen
+    FIRST_ACK_T=
     while :; do
-        a=$(acked); [ "${a:-0}" -ge "$1" ] 2>/dev/null && return 0
+        a=$(acked)
+        [ -n "$FIRST_ACK_T" ] || [ "${a:-0}" = 0 ] || FIRST_ACK_T=$(date +%s.%N)
+        [ "${a:-0}" -ge "$1" ] 2>/dev/null && return 0
         [ $SECONDS -lt $d ] || die "relay acknowledged ${a:-0} of $1 within $2 s: $(tail -5 "$work"/*.log)"
         sleep 0.02
     done
@@ -236,7 +239,7 @@ relay_drain() {   # NAME SINK [relay args]: msgs/s from start to the BACKLOG-th 
     relay_start "$name" "$@" --batch 1000 --max-in-flight 1024 --poll-interval 100ms
     wait_acked "$BACKLOG" 600
     t1=$(date +%s.%N)
-    echo "$name: $(cpu_since)" >>"$work/drain_cpu.txt"
+    echo "$name: $(cpu_since), first ack after $(awk -v s="$t0" -v f="$FIRST_ACK_T" 'BEGIN { printf "%.2f", f - s }') of $(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.2f", e - s }') s" >>"$work/drain_cpu.txt"
     relay_stop
     awk -v n="$BACKLOG" -v s="$t0" -v e="$t1" 'BEGIN { printf "%d", n / (e - s) }'
 }
