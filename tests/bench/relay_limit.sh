@@ -38,7 +38,12 @@ ROUNDS=${ROUNDS:-3}
 BENCH_ONLY=${BENCH_ONLY:-all}
 work=$(mktemp -d); chmod 777 "$work"
 pids=()
-cleanup() { local p; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; once_cluster_stop; rm -rf "$work"; }
+# Relays are started inside command substitutions (subshells), so their pids go to a file.
+cleanup() {
+    local p
+    for p in "${pids[@]}" $(cat "$work/relay.pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true; once_cluster_stop; rm -rf "$work"
+}
 trap cleanup EXIT
 AS=(); [ "$(id -u)" = 0 ] && AS=(setpriv --reuid=postgres --regid=postgres --init-groups --)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -125,9 +130,9 @@ relay_start() {   # NAME SINK [args]: starts once-relay; RELAY_PID, RELAY_METRIC
     local mp; mp=$(free_port)
     "${AS[@]}" "$RELAY" --db "$SRC" --sink "$sink" --name "$name" --metrics "127.0.0.1:$mp" --maintenance off \
         --log-level warn "$@" >"${RELAY_STDOUT:-/dev/null}" 2>>"$work/$name.log" &
-    RELAY_PID=$!; pids+=($RELAY_PID); RELAY_METRICS="http://127.0.0.1:$mp/metrics"
+    RELAY_PID=$!; echo "$RELAY_PID" >>"$work/relay.pids"; RELAY_METRICS="http://127.0.0.1:$mp/metrics"
 }
-acked() { curl -sf "$RELAY_METRICS" 2>/dev/null | awk '$1 == "once_relay_acked_total" { print $2 }'; }
+acked() { { curl -sf "$RELAY_METRICS" 2>/dev/null || true; } | awk '$1 == "once_relay_acked_total" { print $2 }'; }
 relay_stop() { kill -TERM "$RELAY_PID" 2>/dev/null || true; wait "$RELAY_PID" 2>/dev/null || true; RELAY_PID=; }
 wait_acked() {   # N SECONDS: the relay's own count (count(*) on the outbox would take CPU from it);
     local d=$((SECONDS + $2)) a   # FIRST_ACK_T: when the first acknowledgement was seen
