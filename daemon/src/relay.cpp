@@ -46,7 +46,7 @@ Relay::Wiring Relay::libpq_wiring(const Options& o) {
         r.application_name = o.name + " wal";
         r.connect_timeout = o.connect_timeout;
         w.wal_reader = std::make_unique<wal::ReplicationStream>(r);
-        w.wal_store = std::make_unique<PgWalStore>(o.db, o.name, o.connect_timeout);
+        w.wal_store = std::make_unique<PgWalStore>(o.db, o.name, o.connect_timeout, o.wal_slot);
     }
     return w;
 }
