@@ -163,13 +163,14 @@ void WalStream::confirm(Clock::time_point now) {
         reader_->send_status();
         sent_ = confirmed_;
         last_sent_ = now;
+        release_fences(now);   // (as often as status updates: not a database call per pump)
     } else if (fences_left_ > 0 && idle && now - last_sent_ >= kConfirmEvery) {
         // Fences wait for the confirmation to pass the write-backs' own WAL, which holds no
         // pg_once message: a keepalive gives the idle position past it.
         reader_->send_status(true);
         last_sent_ = now;
+        release_fences(now);
     }
-    release_fences(now);
 }
 
 void WalStream::release_fences(Clock::time_point) {

@@ -301,11 +301,15 @@ TEST(WalStream, FencesAreReleasedAtStartAndUpToEachConfirmation) {
     r.turn();
     r.answer(2);
     r.settle();
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(1));   // the next status update
+    EXPECT_EQ(r.store.releases.back(), std::optional<wal::Lsn>(0x210u));
     const size_t releases = r.store.releases.size();
     r.wal.reads.push_back({wal_keyed(3, 0x300, "b"), wal_end(0x300, 0x310)});
     r.turn();
     r.answer(3);
     r.settle();
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(2));
+    EXPECT_EQ(r.wal.statuses.back(), 0x310u);
     EXPECT_EQ(r.store.releases.size(), releases) << "no fence left: no more calls";
 }
 
