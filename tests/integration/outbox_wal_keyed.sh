@@ -29,6 +29,10 @@ sql -c "BEGIN" -c "INSERT INTO ids VALUES ('two_a', once.send('wk.two', '{\"n\":
 # k3 goes to the table too.
 record delayed "SELECT once.send('wk.delayed', '{}', key => 'k3', deliver_at => now() + interval '1 hour')"
 record after_delayed "SELECT once.send('wk.after', '{}', key => 'k3')"
+# A message of k10 sent before 0.3 (owner 0, as the upgrade leaves them) goes before the role's.
+sql -c "INSERT INTO once.outbox (id, topic, key, key_seq, payload, visible_at, key_owner)
+        VALUES (gen_random_uuid(), 'wk.old', 'k10', gen_random_uuid(), '{}', now(), 0)" >/dev/null
+record after_old "SELECT once.send('wk.after_old', '{}', key => 'k10')"
 sql -c "BEGIN" -c "SELECT once.send('wk.rolled_back', '{}', key => 'k4')" -c "ROLLBACK" >/dev/null
 sql -c "BEGIN" -c "SAVEPOINT s" -c "SELECT once.send('wk.sub_aborted', '{}', key => 'k5')" -c "ROLLBACK TO s" \
     -c "INSERT INTO ids VALUES ('sub_kept', once.send('wk.sub_kept', '{}', key => 'k5'))" -c "COMMIT" >/dev/null

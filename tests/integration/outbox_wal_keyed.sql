@@ -2,7 +2,7 @@
 -- holds, and the write-back's fence. Format version 2 (core/wal_message.hpp): version, id,
 -- created_at, topic, key, key_owner (u32), key_seq (16 bytes), headers, payload, tag.
 BEGIN;
-SELECT plan(27);
+SELECT plan(28);
 
 CREATE FUNCTION pg_temp.u16(b bytea, at int) RETURNS int LANGUAGE sql
 AS $$ SELECT get_byte(b, at) * 256 + get_byte(b, at + 1) $$;
@@ -56,6 +56,8 @@ SELECT is((SELECT array_agg(id ORDER BY key_seq) FROM once.outbox WHERE key = 'k
 SELECT ok((SELECT pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff' FROM once.outbox WHERE id = pg_temp.id('after_delayed')),
           '... and waits behind the delayed one, as a table send would');
 
+SELECT is((SELECT count(*) FROM once.outbox WHERE id = pg_temp.id('after_old')), 1::bigint,
+          'behind a message of its key sent before 0.3 (owner 0) a keyed message is a row too');
 SELECT is((SELECT count(*) FROM wal WHERE topic IN ('wk.rolled_back', 'wk.sub_aborted')), 0::bigint,
           'nothing of a rolled-back transaction or an aborted subtransaction');
 SELECT is((SELECT count(*) FROM wal WHERE id = pg_temp.id('sub_kept')), 1::bigint,
