@@ -1346,6 +1346,9 @@ AS $$ SELECT s.secret FROM once.wal_secret s $$;
 COMMENT ON FUNCTION once.wal_secret() IS
     'The key once-relay verifies the WAL transport''s message tags with (once_relay only)';
 
+-- A keyed message comes back with the key_owner and key_seq it carried (format version 2) and
+-- fenced: once.outbox.stream_fence is the WAL insert position after the write-back took the
+-- key's lock, and no claim takes the row until once.wal_release_fences clears it.
 CREATE FUNCTION once.wal_write_back(
     id         uuid,
     topic      text,
@@ -1355,17 +1358,19 @@ CREATE FUNCTION once.wal_write_back(
     created_at timestamptz,
     attempts   integer,
     error      text,
-    dead       boolean)
+    dead       boolean,
+    key_owner  oid DEFAULT NULL,
+    key_seq    uuid DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_wal_write_back' LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean) IS
-    'A relay gives back a WAL transport message its sink refused: retried after the topic''s backoff, or dead; false if the id is in the outbox already';
+COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) IS
+    'A relay gives back a WAL transport message its sink refused: retried after the topic''s backoff, or dead, a keyed one fenced; false if the id is in the outbox already';
 
 REVOKE ALL ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean) FROM PUBLIC;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean) TO once_relay;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) TO once_relay;
 
 -- =======================================================================================
 -- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id) (issue 20,
@@ -1504,3 +1509,99 @@ GRANT EXECUTE ON FUNCTION once.console_key(text, text), once.console_saga(text, 
     once.console_saga_history(text, text, integer) TO once_console_viewer, once_admin;
 GRANT EXECUTE ON FUNCTION once.console_saga_retry(text, text, text), once.console_saga_abort(text, text, text, text),
     once.console_key_release(text, text, text, oid) TO once_console_admin, once_admin;
+
+-- =======================================================================================
+-- WAL transport: keyed messages ride the stream (issue 21, items 1, 3 and 6). A keyed message
+-- the relay writes back is fenced (once.outbox.stream_fence) until the relay has confirmed its
+-- slot past the write-back (once.wal_release_fences); once.blocked_keys shows such a key with
+-- reason 'fenced'. once.wal_write_back's key_owner and key_seq are in its section above (0.3 is
+-- unreleased). sql/src/20_outbox.sql (column, index, view) and 22_outbox_wal.sql.
+ALTER TABLE once.outbox ADD COLUMN stream_fence pg_lsn;
+CREATE INDEX outbox_stream_fence ON once.outbox (stream_fence) WHERE stream_fence IS NOT NULL;
+CREATE OR REPLACE VIEW once.blocked_keys AS
+WITH prepared AS MATERIALIZED (
+    SELECT b.bucket, x.gid FROM once._outbox_prepared_buckets() b
+      JOIN pg_catalog.pg_prepared_xacts x ON x.transaction = b.transaction)
+SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_message_id,
+       h.dead_at, h.last_error, h.waiting,
+       CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
+       h.id AS held_message_id,
+       CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until,
+       NULL::text AS prepared_gid, h.key_owner::regrole AS key_owner
+  FROM (SELECT d.key, d.key_owner, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
+               (SELECT pg_catalog.count(*) FROM once.outbox w
+                 WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq) AS waiting
+          FROM once.outbox d
+         WHERE d.key IS NOT NULL
+           AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
+           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)) h
+ WHERE h.dead_at IS NOT NULL OR h.waiting > 0
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, NULL::text,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'prepared', d.id, NULL::timestamptz, p.gid, d.key_owner::regrole
+  FROM prepared p
+  JOIN once.outbox d ON d.key IS NOT NULL AND once._outbox_key_bucket(d.key) = p.bucket
+ WHERE d.dead_at IS NULL
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'unclaimed', d.id, NULL::timestamptz, NULL::text, d.key_owner::regrole
+  FROM once.outbox d
+ WHERE d.key IS NOT NULL AND d.dead_at IS NULL AND d.stream_fence IS NULL
+   AND d.visible_at < pg_catalog.now() - interval '5 minutes'
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
+   AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key))
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'fenced', d.id, NULL::timestamptz, NULL::text, d.key_owner::regrole
+  FROM once.outbox d
+ WHERE d.key IS NOT NULL AND d.dead_at IS NULL AND d.stream_fence IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq);
+COMMENT ON VIEW once.blocked_keys IS
+    'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), due for over 5 minutes and unclaimed (is a relay serving its topic?), or fenced by the WAL transport''s relay (until it confirms its slot past the write-back: is it running?)';
+
+-- The relay has confirmed its slot up to `confirmed`: every stream message committed before
+-- a fence at or below it is settled (delivered, or written back behind the fenced row), so
+-- those rows may be claimed (the relays are woken as by a send: channel once_outbox). Returns
+-- how many rows stay fenced (above `confirmed`).
+CREATE FUNCTION once.wal_release_fences(confirmed pg_lsn) RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE once.outbox o SET stream_fence = NULL
+     WHERE o.stream_fence IS NOT NULL AND o.stream_fence OPERATOR(pg_catalog.<=) confirmed;
+    IF FOUND THEN
+        PERFORM pg_catalog.pg_notify('once_outbox', NULL);
+    END IF;
+    RETURN (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM once.outbox o WHERE o.stream_fence IS NOT NULL);
+END
+$$;
+COMMENT ON FUNCTION once.wal_release_fences(pg_lsn) IS
+    'A WAL transport relay confirmed its slot up to this position: written-back keyed messages fenced at or below it become claimable; returns how many stay fenced';
+
+-- Whether the outbox table holds a message of (key, key_owner): while it does, the relay
+-- writes the key's stream messages back behind it instead of publishing them.
+CREATE FUNCTION once.wal_key_in_table(key text, key_owner oid) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT EXISTS (SELECT 1 FROM once.outbox o
+                  WHERE o.key OPERATOR(pg_catalog.=) wal_key_in_table.key AND o.key IS NOT NULL
+                    AND o.key_owner OPERATOR(pg_catalog.=) wal_key_in_table.key_owner)
+$$;
+COMMENT ON FUNCTION once.wal_key_in_table(text, oid) IS
+    'Whether the outbox table holds a message of this key and owner (the WAL transport''s relay writes the key''s stream messages back while it does)';
+
+-- The keys of fenced rows: a relay that starts (after kill -9, say) writes back the stream
+-- messages of these keys that it reads again, as the relay that fenced them would have.
+CREATE FUNCTION once.wal_fenced_keys() RETURNS TABLE (key text, key_owner oid)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT DISTINCT o.key, o.key_owner FROM once.outbox o WHERE o.stream_fence IS NOT NULL AND o.key IS NOT NULL $$;
+COMMENT ON FUNCTION once.wal_fenced_keys() IS
+    'The (key, key_owner) of written-back keyed messages still fenced (the WAL transport''s relay loads them at start)';
+
+REVOKE ALL ON FUNCTION once.wal_release_fences(pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.wal_release_fences(pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys()
+    TO once_relay;

@@ -33,6 +33,9 @@ CREATE TABLE once.outbox (
     last_error  text,
     key_owner   oid,                               -- (0.3) whose order the key is: the sending role (per-key order
                                                    -- is per role); 0 for keyed messages sent before 0.3; NULL without key
+    stream_fence pg_lsn,                           -- (0.3) a keyed message the WAL transport's relay wrote back: not
+                                                   -- claimable until the relay confirmed the slot up to this position
+                                                   -- (once.wal_release_fences); NULL otherwise
     CONSTRAINT outbox_pkey PRIMARY KEY (id)
 ) WITH (
     fillfactor = 40,                               -- room for a HOT version of every row a claim updates
@@ -48,6 +51,8 @@ CREATE TABLE once.outbox (
 -- retried, redriven, dead and explicitly numbered messages have a pos and are in this index.
 CREATE INDEX outbox_pos ON once.outbox (pos) WHERE pos IS NOT NULL;
 CREATE INDEX outbox_key ON once.outbox (key, key_seq) WHERE key IS NOT NULL;
+-- Fenced write-backs of the WAL transport (0.3): few, released within a confirmation or two.
+CREATE INDEX outbox_stream_fence ON once.outbox (stream_fence) WHERE stream_fence IS NOT NULL;
 -- Topic-filtered claims (0.2): each wanted topic's messages in claim position order.
 CREATE INDEX outbox_topic ON once.outbox (topic, (COALESCE(pos, id)));
 COMMENT ON TABLE once.outbox IS
@@ -265,7 +270,10 @@ GRANT EXECUTE ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_b
 -- 0.3 adds the keys a prepared transaction holds (reason 'prepared', prepared_gid appended):
 -- relays skip them until it is committed or rolled back (issue 20, finding 2); and heads that
 -- have been due for over 5 minutes without a relay taking them (reason 'unclaimed': no relay
--- serves the topic, or the relays are far behind; issue 20, finding 4).
+-- serves the topic, or the relays are far behind; issue 20, finding 4); and heads that the WAL
+-- transport's relay wrote back and fenced (reason 'fenced': not claimable until the relay has
+-- confirmed the slot past the write-back, so the key's stream messages committed before it go
+-- back behind it first; once.wal_release_fences, docs/design.md; issue 21).
 CREATE VIEW once.blocked_keys AS
 WITH prepared AS MATERIALIZED (
     SELECT b.bucket, x.gid FROM once._outbox_prepared_buckets() b
@@ -297,12 +305,19 @@ SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
        (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
        'unclaimed', d.id, NULL::timestamptz, NULL::text, d.key_owner::regrole
   FROM once.outbox d
- WHERE d.key IS NOT NULL AND d.dead_at IS NULL
+ WHERE d.key IS NOT NULL AND d.dead_at IS NULL AND d.stream_fence IS NULL
    AND d.visible_at < pg_catalog.now() - interval '5 minutes'
    AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
-   AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key));
+   AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key))
+UNION ALL
+SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
+       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
+       'fenced', d.id, NULL::timestamptz, NULL::text, d.key_owner::regrole
+  FROM once.outbox d
+ WHERE d.key IS NOT NULL AND d.dead_at IS NULL AND d.stream_fence IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq);
 COMMENT ON VIEW once.blocked_keys IS
-    'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), or due for over 5 minutes and unclaimed (is a relay serving its topic?)';
+    'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), due for over 5 minutes and unclaimed (is a relay serving its topic?), or fenced by the WAL transport''s relay (until it confirms its slot past the write-back: is it running?)';
 REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
 GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
 

@@ -27,6 +27,9 @@ AS $$ SELECT s.secret FROM once.wal_secret s $$;
 COMMENT ON FUNCTION once.wal_secret() IS
     'The key once-relay verifies the WAL transport''s message tags with (once_relay only)';
 
+-- A keyed message comes back with the key_owner and key_seq it carried (format version 2) and
+-- fenced: once.outbox.stream_fence is the WAL insert position after the write-back took the
+-- key's lock, and no claim takes the row until once.wal_release_fences clears it.
 CREATE FUNCTION once.wal_write_back(
     id         uuid,
     topic      text,
@@ -36,14 +39,59 @@ CREATE FUNCTION once.wal_write_back(
     created_at timestamptz,
     attempts   integer,
     error      text,
-    dead       boolean)
+    dead       boolean,
+    key_owner  oid DEFAULT NULL,
+    key_seq    uuid DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_wal_write_back' LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean) IS
-    'A relay gives back a WAL transport message its sink refused: retried after the topic''s backoff, or dead; false if the id is in the outbox already';
+COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) IS
+    'A relay gives back a WAL transport message its sink refused: retried after the topic''s backoff, or dead, a keyed one fenced; false if the id is in the outbox already';
 
 REVOKE ALL ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean) FROM PUBLIC;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean) TO once_relay;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) TO once_relay;
+
+-- The relay has confirmed its slot up to `confirmed`: every stream message committed before
+-- a fence at or below it is settled (delivered, or written back behind the fenced row), so
+-- those rows may be claimed (the relays are woken as by a send: channel once_outbox). Returns
+-- how many rows stay fenced (above `confirmed`).
+CREATE FUNCTION once.wal_release_fences(confirmed pg_lsn) RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE once.outbox o SET stream_fence = NULL
+     WHERE o.stream_fence IS NOT NULL AND o.stream_fence OPERATOR(pg_catalog.<=) confirmed;
+    IF FOUND THEN
+        PERFORM pg_catalog.pg_notify('once_outbox', NULL);
+    END IF;
+    RETURN (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM once.outbox o WHERE o.stream_fence IS NOT NULL);
+END
+$$;
+COMMENT ON FUNCTION once.wal_release_fences(pg_lsn) IS
+    'A WAL transport relay confirmed its slot up to this position: written-back keyed messages fenced at or below it become claimable; returns how many stay fenced';
+
+-- Whether the outbox table holds a message of (key, key_owner): while it does, the relay
+-- writes the key's stream messages back behind it instead of publishing them.
+CREATE FUNCTION once.wal_key_in_table(key text, key_owner oid) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT EXISTS (SELECT 1 FROM once.outbox o
+                  WHERE o.key OPERATOR(pg_catalog.=) wal_key_in_table.key AND o.key IS NOT NULL
+                    AND o.key_owner OPERATOR(pg_catalog.=) wal_key_in_table.key_owner)
+$$;
+COMMENT ON FUNCTION once.wal_key_in_table(text, oid) IS
+    'Whether the outbox table holds a message of this key and owner (the WAL transport''s relay writes the key''s stream messages back while it does)';
+
+-- The keys of fenced rows: a relay that starts (after kill -9, say) writes back the stream
+-- messages of these keys that it reads again, as the relay that fenced them would have.
+CREATE FUNCTION once.wal_fenced_keys() RETURNS TABLE (key text, key_owner oid)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT DISTINCT o.key, o.key_owner FROM once.outbox o WHERE o.stream_fence IS NOT NULL AND o.key IS NOT NULL $$;
+COMMENT ON FUNCTION once.wal_fenced_keys() IS
+    'The (key, key_owner) of written-back keyed messages still fenced (the WAL transport''s relay loads them at start)';
+
+REVOKE ALL ON FUNCTION once.wal_release_fences(pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.wal_release_fences(pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys()
+    TO once_relay;

@@ -2,8 +2,10 @@
 -- undelayed once.send without message_id writes no row but a transactional logical decoding
 -- message with prefix pg_once whose content is the documented wire format
 -- (extension/src/core/wal_message.hpp), tagged with HMAC-SHA256 under the database's key
--- (once.wal_secret, readable by once_relay only); keyed and delayed messages and explicit ids stay in
--- the table; a read-only transaction cannot send; only a superuser sets the transport.
+-- (once.wal_secret, readable by once_relay only); an explicit message_id and unkeyed
+-- once.send_many ride the WAL too, with the ids once.send / send_many return; keyed and delayed
+-- messages stay in the table (keyed ones because this cluster does not preload pg_once: there
+-- is no shared memory for their key_seq; tests/integration/outbox_wal_keyed.sh preloads it); a read-only transaction cannot send; only a superuser sets the transport.
 -- tests/pgtap/run.sh starts its server with wal_level = logical.
 -- The slot is created and the sends commit before the test's transaction: a logical slot
 -- cannot be created in a transaction that has written, and decoding shows only committed
@@ -18,6 +20,13 @@ SELECT once.send('wal.second', '{"n": 7}') AS second_id \gset
 SELECT once.send('wal.keyed', '{"n": 2}', key => 'k') AS keyed_id \gset
 SELECT once.send('wal.delayed', '{"n": 3}', deliver_at => now() + interval '1 hour') AS delayed_id \gset
 SELECT once.send('wal.explicit', '{"n": 4}', message_id => 'a1b2c3d4-0000-4000-8000-000000000004') AS explicit_id \gset
+-- A repeat of the explicit id: the stream has no ON CONFLICT, it is a second message of that id.
+SELECT once.send('wal.explicit', '{"n": 4}', message_id => 'a1b2c3d4-0000-4000-8000-000000000004') AS explicit_again \gset
+CREATE TEMP TABLE many_ids AS SELECT array_agg(id ORDER BY id) AS ids
+  FROM once.send_many('wal.many', ARRAY['{"m": 1}', '{"m": 2}']::jsonb[], keys => ARRAY[NULL, NULL]::text[]) id;
+SELECT ids AS many_ids FROM many_ids \gset
+CREATE TEMP TABLE many_keyed_ids AS SELECT array_agg(id) AS ids
+  FROM once.send_many('wal.many_keyed', ARRAY['{"m": 3}', '{"m": 4}']::jsonb[], keys => ARRAY['k', NULL]) id;
 BEGIN;
 SELECT once.send('wal.rolled_back', '{"n": 5}') AS rolled_back_id \gset
 ROLLBACK;
@@ -25,7 +34,7 @@ RESET once.transport;
 SELECT once.send('table.after_reset', '{"n": 6}') AS table_id \gset
 
 BEGIN;
-SELECT plan(24);
+SELECT plan(29);
 
 -- pgoutput's Message: 'M', flags, LSN (8 bytes), prefix and NUL, content length (4), content.
 CREATE TEMP TABLE wal_all AS
@@ -39,8 +48,21 @@ SELECT * FROM wal_all WHERE substring(content FROM 2 FOR 16) = uuid_send(:'wal_i
 SELECT is((SELECT count(*) FROM once.outbox WHERE id = :'wal_id'), 0::bigint,
           'an unkeyed send in wal mode writes no outbox row');
 SELECT is((SELECT count(*) FROM wal_messages), 1::bigint, 'the slot holds the committed unkeyed message');
-SELECT is((SELECT count(*) FROM wal_all), 2::bigint,
-          '... and the second: two pg_once messages, not the rolled-back one');
+SELECT is((SELECT count(*) FROM wal_all WHERE substring(content FROM 2 FOR 16) = uuid_send(:'second_id')), 1::bigint,
+          '... and the second');
+SELECT is((SELECT count(*) FROM wal_all), 6::bigint,
+          '... six pg_once messages in all (two sends, the explicit id twice, two of send_many), not the rolled-back one');
+SELECT is((SELECT count(*) FROM wal_all
+            WHERE substring(content FROM 2 FOR 16) = uuid_send(:'explicit_id')), 2::bigint,
+          'an explicit message_id rides the WAL with the id once.send returned (the derived one), once per send');
+SELECT isnt(:'explicit_id'::uuid, 'a1b2c3d4-0000-4000-8000-000000000004'::uuid,
+            '... which is the role-scoped id, not the caller''s');
+SELECT is((SELECT array_agg(substring(content FROM 2 FOR 16) ORDER BY substring(content FROM 2 FOR 16)) FROM wal_all
+            WHERE substring(content FROM 28 FOR 8) = convert_to('wal.many', 'UTF8')),
+          (SELECT array_agg(uuid_send(i) ORDER BY uuid_send(i)) FROM unnest(:'many_ids'::uuid[]) i),
+          'unkeyed send_many writes one WAL message per payload, with the ids it returned');
+SELECT is((SELECT count(*) FROM once.outbox WHERE id = ANY (:'many_ids'::uuid[]) OR id = :'explicit_id'), 0::bigint,
+          '... and no outbox row, nor for the explicit id');
 SELECT is((SELECT flags FROM wal_messages), 1, 'the message is transactional');
 SELECT is((SELECT substring(content FROM 1 FOR 17) FROM wal_messages), '\x01'::bytea || uuid_send(:'wal_id'),
           'its content starts with format version 1 and the id once.send returned');
@@ -80,9 +102,9 @@ SELECT is(octet_length(once.wal_secret()), 32, 'the key is 32 bytes');
 SELECT is((SELECT count(*) FROM once.wal_secret), 1::bigint, 'once.wal_secret holds one key');
 SELECT throws_ok($$INSERT INTO once.wal_secret (secret) VALUES (decode(repeat('00', 32), 'hex'))$$, '23505', NULL,
                  '... and cannot hold a second');
-SELECT set_eq($$SELECT topic FROM once.outbox$$,
-              ARRAY['wal.keyed', 'wal.delayed', 'wal.explicit', 'table.after_reset'],
-              'keyed and delayed messages, explicit ids, and sends after RESET are outbox rows');
+SELECT bag_eq($$SELECT topic FROM once.outbox$$,
+              ARRAY['wal.keyed', 'wal.delayed', 'wal.many_keyed', 'wal.many_keyed', 'table.after_reset'],
+              'keyed and delayed messages, a send_many with a key, and sends after RESET are outbox rows');
 SELECT ok((SELECT id = :'keyed_id' FROM once.outbox WHERE topic = 'wal.keyed'), '... with the ids once.send returned');
 
 SELECT throws_ok($q$DO $d$BEGIN

@@ -2,9 +2,10 @@
 -- stream that its sink refused. It becomes an outbox row as if claimed `attempts` times and
 -- nacked: due again after the topic's backoff, or dead when refused for good or when the
 -- topic's attempts are used up (once.nack's decision). Idempotent by id; only once_relay may
--- call it; bad arguments are refused as once.send refuses them, and write nothing.
+-- call it; bad arguments are refused as once.send refuses them, and write nothing. Keyed
+-- write-backs (fenced) are checked in tests/integration/outbox_wal_keyed.sql.
 BEGIN;
-SELECT plan(27);
+SELECT plan(31);
 
 CREATE ROLE wb_relay;
 GRANT once_relay TO wb_relay;
@@ -33,7 +34,13 @@ SELECT is(once.wal_write_back(pg_temp.wb_id(3), 'wb.limited', NULL, '{"n": 3}', 
 SELECT is(once.wal_write_back(pg_temp.wb_id(4), 'wb.limited', NULL, '{"n": 4}', NULL,
                               '2026-11-26 10:00:03+00', 2, 'timeout', false),
           true, 'a message with attempts left under its topic''s policy is written back');
+SELECT is(once.wal_write_back(pg_temp.wb_id(5), 'wb.behind', NULL, '{"n": 5}', NULL,
+                              '2026-11-26 10:00:04+00', 0, NULL, false),
+          true, 'a message never offered to the sink (0 attempts: behind its key) is written back');
 RESET ROLE;
+SELECT ok((SELECT attempt = 0 AND visible_at <= now() AND dead_at IS NULL AND stream_fence IS NULL
+             FROM once.outbox WHERE id = pg_temp.wb_id(5)),
+          '... due at once, no attempt counted; without a key it is not fenced');
 
 -- Retry: due after the policy's backoff (first window 1 s by default, full jitter), with a
 -- claim position, the attempts counted and the error kept; the stream's fields unchanged.
@@ -74,13 +81,16 @@ SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(9), 'wb.forged', NUL
                  '42501', NULL, 'a producer cannot call once.wal_write_back');
 RESET ROLE;
 SELECT ok(NOT has_function_privilege('public',
-              'once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean)', 'EXECUTE'),
+              'once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid)', 'EXECUTE'),
           'PUBLIC has no EXECUTE on once.wal_write_back');
 
 -- Bad arguments: once.send's checks, and those of the write-back itself. Nothing is written.
 SET ROLE wb_relay;
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(10), 'wb.keyed', 'k', '{}', NULL, now(), 1, NULL, false)$$,
-                 '22023', 'once.wal_write_back does not take keyed messages yet', 'a keyed message is refused');
+                 '22023', 'a keyed message needs its key_owner and key_seq', 'a key without its order is refused');
+SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(10), 'wb.keyed', NULL, '{}', NULL, now(), 1, NULL, false,
+                                             10::oid, gen_random_uuid())$$,
+                 '22023', 'key_owner and key_seq need a key', 'an order without a key is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(NULL, 'wb.bad', NULL, '{}', NULL, now(), 1, NULL, false)$$,
                  'ON211', NULL, 'a NULL id is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(11), 'bad topic!', NULL, '{}', NULL, now(), 1, NULL, false)$$,
@@ -92,8 +102,10 @@ SELECT throws_ok(format($$SELECT once.wal_write_back(pg_temp.wb_id(13), 'wb.bad'
                  'ON202', NULL, 'a payload over once.max_payload_bytes is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(14), 'wb.bad', NULL, '{}', '[1]', now(), 1, NULL, false)$$,
                  'ON204', NULL, 'headers that are not an object are refused');
-SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(15), 'wb.bad', NULL, '{}', NULL, now(), 0, NULL, false)$$,
-                 '22023', 'attempts must be at least 1, not 0', 'attempts below 1 are refused');
+SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(15), 'wb.bad', NULL, '{}', NULL, now(), -1, NULL, false)$$,
+                 '22023', 'attempts must not be negative, not -1', 'negative attempts are refused');
+SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(15), 'wb.bad', NULL, '{}', NULL, now(), 0, NULL, true)$$,
+                 '22023', 'a message with no delivery attempt cannot be dead', '0 attempts and dead are refused');
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(16), 'wb.bad', NULL, '{}', NULL, NULL, 1, NULL, false)$$,
                  '22023', 'created_at must not be NULL', 'a NULL created_at is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(17), 'wb.bad', NULL, '{}', NULL, now(), 1, NULL, NULL)$$,

@@ -48,6 +48,11 @@ Message relay_message(const once::WalMessage& m) {
     return r;
 }
 
+WalKeyOrder relay_key_order(const once::WalMessage& m) {
+    if (!m.key) return {};
+    return WalKeyOrder{m.key_owner, once::uuid_to_string(m.key_seq)};
+}
+
 WalStream::WalStream(std::unique_ptr<wal::WalReader> reader, std::unique_ptr<WalStore> store, Metrics& metrics,
                      Millis reconnect_max, std::vector<std::string> topics, bool accept_slot_loss_on_failover)
     : reader_(std::move(reader)), store_(std::move(store)), metrics_(metrics), reconnect_max_(reconnect_max),
@@ -126,6 +131,7 @@ void WalStream::reset(const std::string& why, Clock::time_point now) {
     pending_.clear();
     answered_.reset();
     batches_.clear();
+    in_flight_keys_.clear();
     tracker_ = wal::FlushTracker{};
     ++failures_;
     BackoffPolicy p{100, std::max<int64_t>(100, reconnect_max_.count())};
@@ -147,6 +153,13 @@ void WalStream::pump(Clock::time_point now) {
             if (!key)
                 throw std::runtime_error("the database has no once.wal_secret(): pg_once is older than 0.3 "
                                          "(ALTER EXTENSION pg_once UPDATE), so its messages cannot be authenticated");
+            // Everything below the slot's confirmed position was settled (by this relay before
+            // a kill -9, say): release those fences. The keys still fenced have stream messages
+            // ahead that follow them into the table.
+            fences_left_ = store_->release_fences(std::nullopt);
+            written_back_keys_.clear();
+            if (fences_left_ > 0)
+                for (auto& k : store_->fenced_keys()) written_back_keys_.insert(std::move(k));
             reader_->open(key);
             tracker_ = wal::FlushTracker{};
             sent_ = 0;
@@ -199,7 +212,7 @@ void WalStream::handle(std::vector<wal::WalEvent>& events) {
                 continue;
             }
             tracker_.message_received(m->commit_lsn, m->commit_time);
-            pending_.push_back(Queued{relay_message(m->message), m->commit_lsn});
+            pending_.push_back(Queued{relay_message(m->message), m->commit_lsn, relay_key_order(m->message)});
         } else if (auto* end = std::get_if<wal::TransactionEndEvent>(&ev)) {
             tracker_.transaction_ended(end->commit_lsn, end->end_lsn, end->commit_time);
         } else {
@@ -214,7 +227,8 @@ void WalStream::handle(std::vector<wal::WalEvent>& events) {
 
 void WalStream::confirm(Clock::time_point now) {
     if (!reader_->is_open()) return;
-    if (pending_.empty() && !answered_ && batches_.empty()) tracker_.idle(reader_->idle_position());
+    const bool idle = pending_.empty() && !answered_ && batches_.empty();
+    if (idle) tracker_.idle(reader_->idle_position());
     wal::Lsn f = tracker_.flush_position();
     if (f > confirmed_) confirmed_ = f;
     reader_->confirm(confirmed_);
@@ -222,6 +236,24 @@ void WalStream::confirm(Clock::time_point now) {
         reader_->send_status();
         sent_ = confirmed_;
         last_sent_ = now;
+        release_fences(now);   // (as often as status updates: not a database call per pump)
+    } else if (fences_left_ > 0 && idle && now - last_sent_ >= kConfirmEvery) {
+        // Fences wait for the confirmation to pass the write-backs' own WAL, which holds no
+        // pg_once message: a keepalive gives the idle position past it.
+        reader_->send_status(true);
+        last_sent_ = now;
+        release_fences(now);
+    }
+}
+
+void WalStream::release_fences(Clock::time_point) {
+    if (fences_left_ == 0 || confirmed_ <= fences_released_to_) return;
+    try {
+        fences_left_ = store_->release_fences(confirmed_);
+        fences_released_to_ = confirmed_;
+    } catch (const std::exception& e) {
+        spdlog::warn("WAL stream: releasing the write-backs' fences up to {} failed (retrying): {}",
+                     wal::format_lsn(confirmed_), e.what());
     }
 }
 
@@ -237,19 +269,60 @@ void WalStream::close() {
 
 bool WalStream::may_claim() const {
     if (stopped_ || !reader_->is_open() || pending_.empty() || answered_ || batches_.size() >= kOpenBatches) return false;
+    const Queued& front = pending_.front();
+    if (front.message.has_key && in_flight_keys_.count(KeyOwner{front.message.key, front.order.key_owner}))
+        return false;   // waits until its key's message in flight settles
+    if (Clock::now() < write_back_retry_at_) return false;
     for (const auto& b : batches_)
         if (!b.batch.all_dispatched()) return false;
     return true;
 }
 
+bool WalStream::wrote_back_behind_its_key(const Queued& q, bool& failed) {
+    KeyOwner k{q.message.key, q.order.key_owner};
+    if (!written_back_keys_.count(k)) return false;
+    try {
+        if (!store_->key_in_table(k.first, k.second)) {
+            written_back_keys_.erase(k);   // the table has none left: the key's home is the stream again
+            return false;
+        }
+        store_->write_back(WalWriteBack{&q.message, 0, "behind an earlier message of its key in the outbox table",
+                                        false, q.order});
+    } catch (const std::exception& e) {
+        spdlog::warn("WAL stream: writing back message {} behind its key failed (retrying): {}", q.message.id, e.what());
+        write_back_retry_at_ = Clock::now() + kWriteBackRetry;
+        failed = true;
+        return false;
+    }
+    metrics_.wal_written_back++;
+    tracker_.message_settled(q.commit_lsn);
+    fences_left_++;
+    return true;
+}
+
 void WalStream::start_claim(const ClaimRequest& request) {
-    size_t n = std::min(pending_.size(), static_cast<size_t>(std::max(1, request.batch)));
+    size_t n = static_cast<size_t>(std::max(1, request.batch));
     std::vector<Queued> taken;
-    taken.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-        taken.push_back(std::move(pending_.front()));
+    std::set<KeyOwner> taken_keys;
+    while (taken.size() < n && !pending_.empty()) {
+        Queued& q = pending_.front();
+        if (q.message.has_key) {
+            KeyOwner k{q.message.key, q.order.key_owner};
+            // Never two messages of a key in flight: the claim ends before this one.
+            if (in_flight_keys_.count(k) || taken_keys.count(k)) break;
+            bool failed = false;
+            if (wrote_back_behind_its_key(q, failed)) {
+                pending_.pop_front();
+                continue;
+            }
+            if (failed) break;
+            taken_keys.insert(k);
+        }
+        taken.push_back(std::move(q));
         pending_.pop_front();
     }
+    in_flight_keys_.insert(taken_keys.begin(), taken_keys.end());
+    if (taken.empty()) return;   // (all written back, or the front waits for its key)
     answered_ = std::move(taken);
 }
 
@@ -264,15 +337,21 @@ std::vector<ClaimAnswer> WalStream::collect_claims() {
 
 bool WalStream::give_back_unopened(size_t) {
     if (!answered_) return true;
-    for (auto it = answered_->rbegin(); it != answered_->rend(); ++it) pending_.push_front(std::move(*it));
+    for (auto it = answered_->rbegin(); it != answered_->rend(); ++it) {
+        if (it->message.has_key) in_flight_keys_.erase(KeyOwner{it->message.key, it->order.key_owner});
+        pending_.push_front(std::move(*it));
+    }
     answered_.reset();
     return true;
 }
 
 void WalStream::open_batch(size_t, Batch batch) {
-    OpenBatch b{std::move(batch), {}, {}};
+    OpenBatch b{std::move(batch), {}, {}, {}};
     if (answered_) {
-        for (const Queued& q : *answered_) b.commit_lsns.push_back(q.commit_lsn);
+        for (const Queued& q : *answered_) {
+            b.commit_lsns.push_back(q.commit_lsn);
+            b.orders.push_back(q.order);
+        }
         answered_.reset();
     }
     b.settled.assign(b.commit_lsns.size(), false);
@@ -293,7 +372,8 @@ bool WalStream::settle_batch(OpenBatch& b, std::vector<Queued>& requeue) {
         case Batch::State::held_back: {
             bool dead = e.state == Batch::State::dead;
             try {
-                store_->write_back(WalWriteBack{&e.msg, e.state == Batch::State::held_back ? 0 : 1, e.error, dead});
+                store_->write_back(
+                    WalWriteBack{&e.msg, e.state == Batch::State::held_back ? 0 : 1, e.error, dead, b.orders[i]});
             } catch (const std::exception& ex) {
                 spdlog::warn("WAL stream: writing back message {} to the outbox table failed (retrying): {}", e.msg.id,
                              ex.what());
@@ -301,11 +381,16 @@ bool WalStream::settle_batch(OpenBatch& b, std::vector<Queued>& requeue) {
             }
             metrics_.wal_written_back++;
             (dead ? metrics_.dead : metrics_.nacked)++;
+            if (e.msg.has_key) {   // fenced in the table: the key's later stream messages follow it
+                written_back_keys_.insert(KeyOwner{e.msg.key, b.orders[i].key_owner});
+                fences_left_++;
+            }
             break;
         }
         case Batch::State::returned:
             // Never handed to the sink: published again from the queue (or, stopping, after a restart).
-            requeue.push_back(Queued{e.msg, b.commit_lsns[i]});
+            if (e.msg.has_key) in_flight_keys_.erase(KeyOwner{e.msg.key, b.orders[i].key_owner});
+            requeue.push_back(Queued{e.msg, b.commit_lsns[i], b.orders[i]});
             b.settled[i] = true;
             continue;
         case Batch::State::waiting:
@@ -314,6 +399,7 @@ bool WalStream::settle_batch(OpenBatch& b, std::vector<Queued>& requeue) {
         }
         b.settled[i] = true;
         tracker_.message_settled(b.commit_lsns[i]);
+        if (e.msg.has_key) in_flight_keys_.erase(KeyOwner{e.msg.key, b.orders[i].key_owner});
     }
     return true;
 }

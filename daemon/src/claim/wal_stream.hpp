@@ -11,6 +11,17 @@
 // last transaction all of whose messages, and all earlier ones', are settled. A relay killed
 // before confirming gets the unconfirmed tail again (duplicates carry their ids).
 //
+// Keyed messages (docs/design.md, "Per-key order between the stream and the table"): never two
+// messages of one (key, key_owner) in flight at once: a claim ends before a message whose key
+// is still unsettled. A keyed message written back is fenced in the table (not claimable) and
+// its key remembered; every later stream message of that key is written back behind it (not
+// published) while the table still holds a message of the key (WalStore::key_in_table); once
+// it holds none, the key is forgotten and its messages published again. The fences are
+// released (WalStore::release_fences) up to the confirmed position at every confirmation and,
+// at start, up to the slot's: a stream message committed before a fence is then settled. While
+// fences are left and nothing is unsettled, status updates ask for a keepalive, so the idle
+// position (and with it the confirmation) passes the write-backs' own WAL.
+//
 // A broken replication connection (or the drain bound passing) resets the stream: open batches
 // are forgotten (their publishes' answers match nothing), the tracker starts over and the
 // stream reopens with backoff from the slot's confirmed position.
@@ -40,19 +51,29 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct pollfd;
 
 namespace once::relay {
 
+// A keyed stream message's order: the role whose order the key is, and its key_seq (uuid
+// text; the message's format version 2).
+struct WalKeyOrder {
+    uint32_t key_owner = 0;
+    std::string key_seq;
+};
+
 // One message written back to the outbox table (once.wal_write_back's arguments).
 struct WalWriteBack {
     const Message* message;
-    int attempts;          // delivery attempts made (1: the one that failed)
+    int attempts;          // delivery attempts made (1: the one that failed; 0: none, behind its key)
     std::string error;     // why the sink refused it
     bool dead;             // refused for good: a dead letter at once
+    WalKeyOrder order{};   // with a keyed message
 };
 
 // The relay's ordinary database side of the WAL transport.
@@ -68,10 +89,19 @@ public:
     // The slot and the server as PostgreSQL reports them (wal/slot_health.hpp). Throws when
     // the database cannot be asked.
     virtual wal::SlotReading read_slot() = 0;
+    // Whether the outbox table holds a message of (key, owner) (once.wal_key_in_table).
+    virtual bool key_in_table(const std::string& key, uint32_t owner) = 0;
+    // once.wal_release_fences up to `confirmed`, or (nullopt) up to the slot's confirmed_flush_lsn
+    // as the server has it; returns how many rows stay fenced. Throws on failure.
+    virtual int release_fences(std::optional<wal::Lsn> confirmed) = 0;
+    // The (key, owner) of the rows still fenced (once.wal_fenced_keys).
+    virtual std::vector<std::pair<std::string, uint32_t>> fenced_keys() = 0;
 };
 
 // WalMessage -> the relay's Message (uuid text, created_at as timestamptz text in UTC).
 Message relay_message(const once::WalMessage& m);
+// A keyed WalMessage's key_owner and key_seq (uuid text).
+WalKeyOrder relay_key_order(const once::WalMessage& m);
 
 class WalStream final : public ClaimSource {
 public:
@@ -134,12 +164,20 @@ private:
     struct Queued {
         Message message;
         wal::Lsn commit_lsn;
+        WalKeyOrder order;
     };
     struct OpenBatch {
         Batch batch;
         std::vector<wal::Lsn> commit_lsns;   // per entry
+        std::vector<WalKeyOrder> orders;     // per entry
         std::vector<bool> settled;           // per entry
     };
+    using KeyOwner = std::pair<std::string, uint32_t>;
+    // A keyed message at the queue's front whose key has a message in the table: written back
+    // behind it and settled. false: it is to be published (or the database could not be asked:
+    // `failed`).
+    bool wrote_back_behind_its_key(const Queued& q, bool& failed);
+    void release_fences(Clock::time_point now);
     void handle(std::vector<wal::WalEvent>& events);
     void confirm(Clock::time_point now);
     void reset(const std::string& why, Clock::time_point now);
@@ -171,6 +209,10 @@ private:
     wal::Lsn confirmed_ = 0;
     wal::Lsn sent_ = 0;                  // confirmed position in the last status update we sent
     Clock::time_point last_sent_{};
+    std::set<KeyOwner> in_flight_keys_;          // keys of messages claimed and not yet settled
+    std::set<KeyOwner> written_back_keys_;       // keys written back: later stream messages follow them
+    int fences_left_ = 0;                        // rows still fenced, as last released
+    wal::Lsn fences_released_to_ = 0;
 };
 
 }  // namespace once::relay

@@ -59,19 +59,22 @@ void PgWalStore::write_back(const WalWriteBack& w) {
     PGconn* c = connection();
     const Message& m = *w.message;
     std::string attempts = std::to_string(w.attempts);
-    const char* values[9] = {m.id.c_str(),
-                             m.topic.c_str(),
-                             m.has_key ? m.key.c_str() : nullptr,
-                             m.payload.c_str(),
-                             m.headers.empty() ? nullptr : m.headers.c_str(),
-                             m.created_at.c_str(),
-                             attempts.c_str(),
-                             w.error.c_str(),
-                             w.dead ? "true" : "false"};
+    std::string owner = std::to_string(w.order.key_owner);
+    const char* values[11] = {m.id.c_str(),
+                              m.topic.c_str(),
+                              m.has_key ? m.key.c_str() : nullptr,
+                              m.payload.c_str(),
+                              m.headers.empty() ? nullptr : m.headers.c_str(),
+                              m.created_at.c_str(),
+                              attempts.c_str(),
+                              w.error.c_str(),
+                              w.dead ? "true" : "false",
+                              m.has_key ? owner.c_str() : nullptr,
+                              m.has_key ? w.order.key_seq.c_str() : nullptr};
     Result r(PQexecParams(c,
                           "SELECT once.wal_write_back($1::uuid, $2::text, $3::text, $4::jsonb, $5::jsonb, "
-                          "$6::timestamptz, $7::integer, $8::text, $9::boolean)",
-                          9, nullptr, values, nullptr, nullptr, 0),
+                          "$6::timestamptz, $7::integer, $8::text, $9::boolean, $10::oid, $11::uuid)",
+                          11, nullptr, values, nullptr, nullptr, 0),
              PQclear);
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail("once.wal_write_back failed");
 }
@@ -105,6 +108,40 @@ wal::SlotReading PgWalStore::read_slot() {
     if (!PQgetisnull(r.get(), 0, 5)) s.failover = text(5) == "true";
     s.confirmed_flush_lsn = text(6);
     return s;
+}
+
+bool PgWalStore::key_in_table(const std::string& key, uint32_t owner) {
+    PGconn* c = connection();
+    std::string o = std::to_string(owner);
+    const char* values[2] = {key.c_str(), o.c_str()};
+    Result r(PQexecParams(c, "SELECT once.wal_key_in_table($1::text, $2::oid)", 2, nullptr, values, nullptr, nullptr, 0),
+             PQclear);
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) fail("once.wal_key_in_table failed");
+    return std::string(PQgetvalue(r.get(), 0, 0)) == "t";
+}
+
+int PgWalStore::release_fences(std::optional<wal::Lsn> confirmed) {
+    PGconn* c = connection();
+    std::string position = confirmed ? wal::format_lsn(*confirmed) : std::string();
+    const char* values[1] = {confirmed ? position.c_str() : slot_.c_str()};
+    // At start (nullopt) the slot's confirmed position as the server has it; none (no slot
+    // yet): nothing is released.
+    const char* sql = confirmed ? "SELECT once.wal_release_fences($1::pg_lsn)"
+                                : "SELECT once.wal_release_fences(COALESCE((SELECT s.confirmed_flush_lsn "
+                                  "FROM pg_catalog.pg_replication_slots s WHERE s.slot_name = $1::name), '0/0'))";
+    Result r(PQexecParams(c, sql, 1, nullptr, values, nullptr, nullptr, 0), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) fail("once.wal_release_fences failed");
+    return std::stoi(PQgetvalue(r.get(), 0, 0));
+}
+
+std::vector<std::pair<std::string, uint32_t>> PgWalStore::fenced_keys() {
+    PGconn* c = connection();
+    Result r(PQexec(c, "SELECT key, key_owner FROM once.wal_fenced_keys()"), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail("once.wal_fenced_keys failed");
+    std::vector<std::pair<std::string, uint32_t>> out;
+    for (int i = 0; i < PQntuples(r.get()); ++i)
+        out.emplace_back(PQgetvalue(r.get(), i, 0), static_cast<uint32_t>(std::stoul(PQgetvalue(r.get(), i, 1))));
+    return out;
 }
 
 }  // namespace once::relay

@@ -1,7 +1,9 @@
 // The WAL transport's ordinary (non-replication) database connection, with libpq: reads the
 // messages' tag key (once.wal_secret()) when the stream opens, and writes back the messages
 // the sink refused (once.wal_write_back). Blocking: both are rare (one at each stream open,
-// one per refused message), and reads the slot's state before each stream open. Connects on first use and again after a failure.
+// one per refused message), reads the slot's state before each stream open, and for keyed
+// messages asks whether the table holds their key and releases the write-backs' fences.
+// Connects on first use and again after a failure.
 #pragma once
 
 #include "claim/wal_stream.hpp"
@@ -16,6 +18,7 @@ namespace once::relay {
 
 class PgWalStore final : public WalStore {
 public:
+    // `slot`: the replication slot whose confirmed position releases fences at start.
     PgWalStore(std::string conninfo, std::string name, Millis connect_timeout, std::string slot);
     ~PgWalStore() override;
     PgWalStore(const PgWalStore&) = delete;
@@ -24,6 +27,9 @@ public:
     std::optional<std::string> message_key() override;
     void write_back(const WalWriteBack& w) override;
     wal::SlotReading read_slot() override;
+    bool key_in_table(const std::string& key, uint32_t owner) override;
+    int release_fences(std::optional<wal::Lsn> confirmed) override;
+    std::vector<std::pair<std::string, uint32_t>> fenced_keys() override;
 
 private:
     PGconn* connection();

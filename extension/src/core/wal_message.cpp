@@ -62,7 +62,7 @@ private:
 
 bool WalMessage::operator==(const WalMessage& o) const {
     return id == o.id && created_at_us == o.created_at_us && topic == o.topic && key == o.key &&
-           headers == o.headers && payload == o.payload;
+           (!key || (key_owner == o.key_owner && key_seq == o.key_seq)) && headers == o.headers && payload == o.payload;
 }
 
 std::string encode_wal_message(const WalMessage& m) {
@@ -75,7 +75,7 @@ std::string encode_wal_message(const WalMessage& m) {
     std::string out;
     out.reserve(1 + 16 + 8 + 2 + m.topic.size() + 2 + (m.key ? m.key->size() : 0) + 4 +
                 (m.headers ? m.headers->size() : 0) + 4 + m.payload.size());
-    out.push_back(static_cast<char>(kWalMessageVersion));
+    out.push_back(static_cast<char>(m.key ? kWalMessageKeyedVersion : kWalMessageVersion));
     out.append(reinterpret_cast<const char*>(m.id.data()), m.id.size());
     put_u64(out, static_cast<uint64_t>(m.created_at_us));
     put_u16(out, static_cast<uint16_t>(m.topic.size()));
@@ -83,6 +83,8 @@ std::string encode_wal_message(const WalMessage& m) {
     if (m.key) {
         put_u16(out, static_cast<uint16_t>(m.key->size()));
         out += *m.key;
+        put_u32(out, m.key_owner);
+        out.append(reinterpret_cast<const char*>(m.key_seq.data()), m.key_seq.size());
     } else {
         put_u16(out, kNoKey);
     }
@@ -127,9 +129,10 @@ bool wal_message_tags_equal(const WalMessageTag& carried, const WalMessageTag& c
 DecodedWalMessage decode_wal_message(std::string_view content) {
     // The version first: another version may place or size its tag differently.
     auto version = static_cast<uint8_t>(Reader(content).uint(1, "the format version"));
-    if (version != kWalMessageVersion) {
+    if (version != kWalMessageVersion && version != kWalMessageKeyedVersion) {
         throw WalMessageFormatError("pg_once WAL message has format version " + std::to_string(version) +
-                                    ", this relay reads version " + std::to_string(kWalMessageVersion));
+                                    ", this relay reads versions " + std::to_string(kWalMessageVersion) + " and " +
+                                    std::to_string(kWalMessageKeyedVersion));
     }
     std::string_view body = wal_message_tagged_bytes(content);
     DecodedWalMessage m;
@@ -143,6 +146,13 @@ DecodedWalMessage decode_wal_message(std::string_view content) {
     m.topic = std::string(r.bytes(topic_len, "the topic"));
     auto key_len = static_cast<uint16_t>(r.uint(2, "the key length"));
     if (key_len != kNoKey) m.key = std::string(r.bytes(key_len, "the key"));
+    if (version == kWalMessageKeyedVersion) {
+        // (a version-2 message without a key is malformed: the encoder never writes one)
+        if (!m.key) throw WalMessageFormatError("pg_once WAL message of version 2 has no key");
+        m.key_owner = static_cast<uint32_t>(r.uint(4, "the key owner"));
+        std::string_view seq = r.bytes(m.key_seq.size(), "the key_seq");
+        std::memcpy(m.key_seq.data(), seq.data(), m.key_seq.size());
+    }
     auto headers_len = static_cast<uint32_t>(r.uint(4, "the headers length"));
     if (headers_len != kNoHeaders) m.headers = std::string(r.bytes(headers_len, "the headers"));
     auto payload_len = static_cast<uint32_t>(r.uint(4, "the payload length"));

@@ -4,11 +4,13 @@
 // stream (daemon/src/wal). Both sides link this file, so there is one definition of the format.
 //
 // Layout, all integers big-endian:
-//   u8   format version (kWalMessageVersion)
+//   u8   format version: 1 for a message without a key, 2 for a keyed one
 //   16   message id (uuid bytes)
 //   i64  created_at, microseconds since the Unix epoch
 //   u16  topic length, then the topic bytes
 //   u16  key length, then the key bytes; 0xFFFF = no key (a key is at most 0xFFFE bytes)
+//   version 2 only: u32 key_owner (the role's oid), 16 key_seq (uuid bytes): the key's order
+//        stamp, drawn at commit under the key's lock (extension/src/pg/outbox_key_order.hpp)
 //   u32  headers length, then the headers' JSON text; 0xFFFFFFFF = no headers
 //   u32  payload length, then the payload's JSON text
 //   16   tag: the first 16 bytes of HMAC-SHA256(key, every byte before the tag)
@@ -36,7 +38,11 @@ namespace once {
 
 // The logical decoding message prefix that marks pg_once's messages in the WAL.
 inline constexpr std::string_view kWalMessagePrefix = "pg_once";
+// Version 1 carries no key order (unkeyed messages); version 2 adds key_owner and key_seq after
+// the key. The encoder writes 1 without a key and 2 with one, so an unkeyed message is the
+// same bytes as before version 2; the decoder reads both.
 inline constexpr uint8_t kWalMessageVersion = 1;
+inline constexpr uint8_t kWalMessageKeyedVersion = 2;
 
 // The key of the tag (once.wal_secret, 32 random bytes per database) and the tag: HMAC-SHA256
 // truncated to its first 16 bytes (128 bits, RFC 2104 section 5 allows truncation to half).
@@ -49,6 +55,8 @@ struct WalMessage {
     int64_t created_at_us = 0;           // microseconds since 1970-01-01 UTC
     std::string topic;
     std::optional<std::string> key;      // the ordering key, if any
+    uint32_t key_owner = 0;              // with a key: the sending role's oid (0 from version 1)
+    Uuid key_seq{};                      // with a key: its order stamp (nil from version 1)
     std::optional<std::string> headers;  // JSON object text, if any
     std::string payload;                 // JSON text
 
@@ -62,7 +70,7 @@ struct DecodedWalMessage : WalMessage {
     WalMessageTag tag{};
 };
 
-// Content that is not a well-formed version-1 pg_once message: truncated, with bytes after the
+// Content that is not a well-formed version-1 or version-2 pg_once message: truncated, with bytes after the
 // tag, a length that points past the end, or another format version.
 class WalMessageFormatError : public std::runtime_error {
 public:

@@ -1,6 +1,7 @@
 // The loadable module: magic block and load-time initialisation.
 #include "postgres_headers.hpp"
 
+#include "key_seq_memory.hpp"
 #include "outbox_key_order.hpp"
 #include "outbox_locked.hpp"
 #include "outbox_notify.hpp"
@@ -20,6 +21,7 @@ void _PG_init(void) {
     once::pg::settings_init();  // every GUC once.*
     once::pg::outbox_init();  // commit callback, notifier shmem
     once::pg::outbox_key_order_init();  // per-key order stamped at commit
+    once::pg::key_seq_memory_init();    // greatest key_seq per bucket (keyed WAL messages)
     once::pg::outbox_locked_init();  // claim_locked messages settled before commit
     once::pg::permission_hint_init();  // HINT naming the role to grant on permission errors
 }

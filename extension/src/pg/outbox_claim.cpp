@@ -223,8 +223,11 @@ Uuid topic_low_watermark(std::string_view topic, Datum topic_text) {
 // until the transaction ends.
 
 // Due, and the oldest unfinished message of its key (alias o).
+// (A fenced write-back of the WAL transport is not claimable until its relay releases it:
+// outbox_wal_write_back.cpp. Rows behind it in its key wait by the key_seq check.)
 const std::string kClaimable = R"(
        AND o.visible_at OPERATOR(pg_catalog.<=) pg_catalog.now()
+       AND o.stream_fence IS NULL
        AND (o.key IS NULL
             OR (NOT o.key OPERATOR(pg_catalog.=) ANY ($7::pg_catalog.text[])
                 AND NOT EXISTS (SELECT 1 FROM once.outbox e

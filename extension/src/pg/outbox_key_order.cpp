@@ -5,8 +5,11 @@
 #include "../core/outbox_policy.hpp"
 #include "convert.hpp"
 #include "guard.hpp"
+#include "key_seq_memory.hpp"
 #include "locks.hpp"
 #include "outbox_notify.hpp"
+#include "outbox_wal_send.hpp"
+#include "wal_message_tag.hpp"
 #include "spi.hpp"
 #include "text_args.hpp"
 
@@ -39,6 +42,15 @@ struct Sent {
 
 // In send order. Cleared at the end of every transaction.
 std::vector<Sent> sent_in_xact;
+
+// A keyed message of the WAL transport, held until pre-commit chooses its home (stream or
+// table). message.key_seq is its provisional key_seq, message.key_owner the sending role.
+struct Deferred {
+    uint32 hash;
+    WalMessage message;
+    int nest_level;
+};
+std::vector<Deferred> deferred_in_xact;  // in send order
 // A message this transaction removed that may have been its key's head: its key, and its
 // key_seq (the next message is the first after it; nil: look from the key's start).
 struct Released {
@@ -61,6 +73,7 @@ uint32 key_hash(std::string_view key) {
 // holds at most kKeyLockBuckets of them; two keys that share a bucket only share a short wait
 // at commit. Order holds as before: every commit of a key takes its bucket.
 constexpr uint32 kKeyLockBuckets = 256;
+static_assert(kKeyLockBuckets == kKeySeqMemoryBuckets, "one greatest key_seq per lock bucket");
 uint32 key_bucket(uint32 hash) { return hash % kKeyLockBuckets; }
 
 // The one place an outbox key lock is taken (transaction-scoped, released after the commit
@@ -181,9 +194,58 @@ void lock_released_buckets(const std::vector<uint32>& buckets, const std::vector
 
 // The pre-commit step: every key lock in one order, then the sent messages' final key_seqs
 // and head / waiting positions, then the promotion of released keys' next messages.
-void settle_key_order() {
+// The greatest of two optional key_seqs.
+std::optional<Uuid> later_of(const std::optional<Uuid>& a, const std::optional<Uuid>& b) {
+    if (!a) return b;
+    if (!b) return a;
+    return std::max(*a, *b);
+}
+
+// The deferred keyed WAL messages of one key and owner (in send order), after the bucket's lock:
+// their home is the stream unless the table holds a message of the key (another transaction's,
+// or this one's: `in_table`) or the transaction is being prepared; "a key has one home at a
+// time" (docs/design.md). On the stream they get key_seqs after the bucket's greatest issued
+// one and are emitted now; otherwise they are inserted as rows and appended to `sent`, so the
+// table's step below orders them like any send.
+void settle_deferred(std::vector<Deferred>::iterator begin, std::vector<Deferred>::iterator end, bool in_table,
+                     bool preparing, Snapshot others, std::vector<Sent>& sent) {
+    const WalMessage& first = begin->message;
+    const uint32 bucket = key_bucket(begin->hash);
+    // (A message of the key sent before 0.3, owner 0, goes before the role's messages too:
+    // outbox_claim.cpp. The second probe finds nothing once those are delivered.)
+    const bool others_in_table = last_committed_key_seq(*first.key, first.key_owner, others).has_value() ||
+                                 last_committed_key_seq(*first.key, 0, others).has_value();
+    if (preparing || in_table || others_in_table) {
+        // Behind another transaction's message of the key they wait (a promotion moves them
+        // on); the step below makes sure a waiting message has one to wait for.
+        for (auto it = begin; it != end; ++it) {
+            insert_deferred_as_row(it->message, others_in_table);
+            sent.push_back(Sent{it->hash, *it->message.key, it->message.key_owner, it->message.id, it->message.key_seq,
+                                others_in_table, std::nullopt, 0});
+        }
+        outbox_mark_sent();
+        return;
+    }
+    std::vector<Uuid> provisional;
+    for (auto it = begin; it != end; ++it) provisional.push_back(it->message.key_seq);
+    std::vector<Uuid> final_seqs = key_seqs_after(key_seq_memory_last(bucket), provisional);
+    size_t i = 0;
+    for (auto it = begin; it != end; ++it, ++i) {
+        it->message.key_seq = final_seqs[i];
+        emit_wal_message(it->message);
+    }
+    key_seq_memory_raise(bucket, final_seqs.back());
+}
+
+void settle_key_order(bool preparing) {
     std::vector<Sent> sent = std::move(sent_in_xact);
     sent_in_xact.clear();
+    std::vector<Deferred> deferred = std::move(deferred_in_xact);
+    deferred_in_xact.clear();
+    std::stable_sort(deferred.begin(), deferred.end(), [](const Deferred& a, const Deferred& b) {
+        return std::tie(a.hash, *a.message.key, a.message.key_owner) <
+               std::tie(b.hash, *b.message.key, b.message.key_owner);
+    });
     std::vector<Released> released = std::move(released_in_xact);
     released_in_xact.clear();
     // send order kept within a key and owner (stable sort)
@@ -196,15 +258,37 @@ void settle_key_order() {
     // Lock order: by bucket, the same in every transaction.
     std::vector<uint32> buckets;
     for (const Sent& s : sent) buckets.push_back(key_bucket(s.hash));
+    for (const Deferred& d : deferred) buckets.push_back(key_bucket(d.hash));
     for (const Released& r : released) buckets.push_back(key_bucket(key_hash(r.key)));
     std::sort(buckets.begin(), buckets.end());
     buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
-    if (sent.empty())
+    if (sent.empty() && deferred.empty())
         lock_released_buckets(buckets, released);
     else
         for (uint32 b : buckets) lock_key_bucket(b);
 
     SpiSession spi;
+    if (!deferred.empty()) {
+        Snapshot others = pg_call([] {
+            Snapshot s = RegisterSnapshot(GetLatestSnapshot());
+            s->curcid = FirstCommandId;
+            return s;
+        });
+        for (auto begin = deferred.begin(); begin != deferred.end();) {
+            auto end = begin;
+            const std::string& key = *begin->message.key;
+            const Oid owner = begin->message.key_owner;
+            while (end != deferred.end() && *end->message.key == key && end->message.key_owner == owner) ++end;
+            const bool in_table = std::any_of(sent.begin(), sent.end(),
+                                              [&](const Sent& s) { return s.key == key && s.owner == owner; });
+            settle_deferred(begin, end, in_table, preparing, others, sent);
+            begin = end;
+        }
+        pg_call([&] { UnregisterSnapshot(others); });
+        std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
+            return std::tie(a.hash, a.key, a.owner) < std::tie(b.hash, b.key, b.owner);
+        });
+    }
     if (!sent.empty()) {
         // Taken after the locks: every earlier committer of these keys is visible in it.
         Snapshot others = pg_call([] {
@@ -222,7 +306,11 @@ void settle_key_order() {
             std::optional<Uuid> last = last_committed_key_seq(sent[begin].key, sent[begin].owner, others);
             std::vector<Uuid> provisional;
             for (size_t i = begin; i < end; ++i) provisional.push_back(sent[i].seq);
-            std::vector<Uuid> final_seqs = key_seqs_after(last, provisional);
+            // After the table's last and the greatest key_seq issued in the bucket, which includes
+            // the key's messages that rode the stream (key_seq_memory.hpp).
+            const uint32 bucket = key_bucket(sent[begin].hash);
+            std::vector<Uuid> final_seqs = key_seqs_after(later_of(last, key_seq_memory_last(bucket)), provisional);
+            key_seq_memory_raise(bucket, final_seqs.back());
             std::vector<bool> guessed;
             for (size_t i = begin; i < end; ++i) guessed.push_back(sent[i].waiting);
             std::vector<bool> waiting = settled_waiting(last.has_value(), std::move(guessed));
@@ -276,7 +364,12 @@ void xact_callback(XactEvent event, void*) {
     switch (event) {
         case XACT_EVENT_PRE_COMMIT:
         case XACT_EVENT_PRE_PREPARE:
-            if (!sent_in_xact.empty() || !released_in_xact.empty()) guarded_callback(settle_key_order);
+            if (!sent_in_xact.empty() || !released_in_xact.empty() || !deferred_in_xact.empty()) {
+                if (event == XACT_EVENT_PRE_PREPARE)
+                    guarded_callback([] { settle_key_order(true); });
+                else
+                    guarded_callback([] { settle_key_order(false); });
+            }
             break;
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_ABORT:
@@ -284,6 +377,7 @@ void xact_callback(XactEvent event, void*) {
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PARALLEL_ABORT:
             sent_in_xact.clear();
+            deferred_in_xact.clear();
             released_in_xact.clear();
             key_owner_override.reset();   // (a scope unwound by an error restores it already)
             break;
@@ -293,15 +387,21 @@ void xact_callback(XactEvent event, void*) {
 }
 
 void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
-    if (sent_in_xact.empty()) return;
+    if (sent_in_xact.empty() && deferred_in_xact.empty()) return;
     const int level = GetCurrentTransactionNestLevel();
     if (event == SUBXACT_EVENT_ABORT_SUB) {
         sent_in_xact.erase(std::remove_if(sent_in_xact.begin(), sent_in_xact.end(),
                                           [&](const Sent& s) { return s.nest_level >= level; }),
                            sent_in_xact.end());
+        // A deferred WAL message of an aborted subtransaction was never sent.
+        deferred_in_xact.erase(std::remove_if(deferred_in_xact.begin(), deferred_in_xact.end(),
+                                              [&](const Deferred& d) { return d.nest_level >= level; }),
+                               deferred_in_xact.end());
     } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
         for (Sent& s : sent_in_xact)
             if (s.nest_level >= level) s.nest_level = level - 1;
+        for (Deferred& d : deferred_in_xact)
+            if (d.nest_level >= level) d.nest_level = level - 1;
     }
 }
 
@@ -318,6 +418,19 @@ void outbox_key_order_sent(text* key, Oid owner, const Uuid& id, const Uuid& seq
     uint32 h = key_hash(name);
     sent_in_xact.push_back(
         Sent{h, std::move(name), owner, id, seq, waiting, head_position, GetCurrentTransactionNestLevel()});
+}
+
+void lock_key_for_write_back(std::string_view key) {
+    lock_released_buckets({key_bucket(key_hash(key))}, {Released{std::string(key), InvalidOid, Uuid{}}});
+}
+
+void outbox_key_order_deferred(WalMessage message) {
+    // The tag's key is read with SPI on a backend's first use, which the pre-commit step (no
+    // outer snapshot) cannot do: read it now, inside the sending statement (one HMAC of
+    // nothing per transaction; the key is read once per backend).
+    if (deferred_in_xact.empty()) (void)wal_message_hmac_tag({});
+    uint32 h = key_hash(*message.key);
+    deferred_in_xact.push_back(Deferred{h, std::move(message), GetCurrentTransactionNestLevel()});
 }
 
 void outbox_key_released(std::string_view key, Oid owner, const Uuid& seq) {

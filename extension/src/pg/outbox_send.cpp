@@ -131,8 +131,17 @@ ONCE_SQL_FUNCTION(once_send) {
     // (allocated in the caller's context: it is the result, returned after SPI has finished)
     Datum id = uuid_datum(explicit_id ? role_scoped_message_id(to_uuid(PG_GETARG_DATUM(5))) : generated,
                           spi.caller_context());
-    if (goes_through_wal(key != nullptr, has_deliver_at, explicit_id)) {  // once.transport = 'wal'
-        outbox_wal_send(generated, topic, payload, headers);
+    if (goes_through_wal(key != nullptr, has_deliver_at)) {  // once.transport = 'wal'
+        outbox_wal_send(to_uuid(id), topic, payload, headers);
+        return id;
+    }
+    if (key != nullptr && keyed_goes_through_wal(has_deliver_at, explicit_id)) {
+        // Its home (stream or table) is chosen at pre-commit under the key's lock.
+        WalMessage message = wal_message_of(generated, topic, payload, headers);
+        message.key = std::string(text_view(key));
+        message.key_owner = current_key_owner();
+        message.key_seq = generated;   // provisional, as the table's
+        outbox_key_order_deferred(std::move(message));
         return id;
     }
     // The claim position: the id itself (pos NULL), or deliver_at when that lies in the
@@ -240,7 +249,25 @@ ONCE_SQL_FUNCTION(once_send_many) {
                 seq_nulls[i] = false;
             }
         }
-        if (n > 0) {
+        bool any_key = false;
+        for (int i = 0; keys != nullptr && i < n; ++i) any_key = any_key || !key_nulls[i];
+        // once.transport = 'wal': unkeyed messages are emitted now, keyed ones (when they may
+        // ride the WAL) wait for pre-commit, in array order.
+        if (n > 0 && goes_through_wal(false, false) && (!any_key || keyed_goes_through_wal(false, false))) {
+            Jsonb* trace = with_trace_context(nullptr);
+            for (int i = 0; i < n; ++i) {
+                Jsonb* payload = pg_call([&] { return DatumGetJsonbP(payload_elems[i]); });
+                if (keys == nullptr || key_nulls[i]) {
+                    outbox_wal_send(fresh[i], topic, payload, trace);
+                    continue;
+                }
+                WalMessage message = wal_message_of(fresh[i], topic, payload, trace);
+                message.key = std::string(text_view(DatumGetTextPP(key_elems[i])));
+                message.key_owner = key_owner;
+                message.key_seq = fresh[i];
+                outbox_key_order_deferred(std::move(message));
+            }
+        } else if (n > 0) {
             ArrayType* id_array = pg_call([&] {
                 return construct_array(ids.data(), n, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
             });

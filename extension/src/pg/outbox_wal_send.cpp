@@ -1,9 +1,11 @@
 #include "outbox_wal_send.hpp"
 
-#include "../core/wal_message.hpp"
+#include "../core/outbox_policy.hpp"
 #include "convert.hpp"
 #include "guard.hpp"
+#include "key_seq_memory.hpp"
 #include "settings.hpp"
+#include "spi.hpp"
 #include "wal_message_tag.hpp"
 
 extern "C" {
@@ -16,12 +18,26 @@ extern "C" {
 
 namespace once::pg {
 
-bool goes_through_wal(bool has_key, bool has_deliver_at, bool has_explicit_id) {
-    return outbox_transport == static_cast<int>(OutboxTransport::wal) && !has_key && !has_deliver_at &&
-           !has_explicit_id;
+namespace {
+
+// A keyed message whose home the pre-commit step chose to be the table: the row once.send
+// would have inserted ($2 its claim position: NULL = its id, or the waiting position).
+SavedPlan insert_deferred_plan(
+    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, key_owner, visible_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6::pg_catalog.jsonb, $7::pg_catalog.jsonb, $8, pg_catalog.now())",
+    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, TEXTOID, TEXTOID, OIDOID});
+
+bool wal_mode() { return outbox_transport == static_cast<int>(OutboxTransport::wal); }
+
+}  // namespace
+
+bool goes_through_wal(bool has_key, bool has_deliver_at) { return wal_mode() && !has_key && !has_deliver_at; }
+
+bool keyed_goes_through_wal(bool has_deliver_at, bool has_explicit_id) {
+    return wal_mode() && !has_deliver_at && !has_explicit_id && key_seq_memory_available();
 }
 
-void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers) {
+WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers) {
     // The table's INSERT fails in a read-only transaction (25006); LogLogicalMessage would not,
     // so the WAL transport refuses the same way: once.send's guarantees do not depend on the
     // transport.
@@ -35,10 +51,30 @@ void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers
     // The text form jsonb_out prints: what a relay reading the table gets for the same value.
     message.payload = jsonb_text(PointerGetDatum(payload));
     if (headers) message.headers = jsonb_text(PointerGetDatum(headers));
+    return message;
+}
+
+void emit_wal_message(const WalMessage& message) {
     std::string content = encode_wal_message(message);
     append_wal_message_tag(content, wal_message_hmac_tag(content));
     static const std::string prefix(kWalMessagePrefix);
     pg_call([&] { compat::log_logical_message(prefix.c_str(), content.data(), content.size(), true); });
+}
+
+void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers) {
+    emit_wal_message(wal_message_of(id, topic, payload, headers));
+}
+
+void insert_deferred_as_row(const WalMessage& m, bool waiting) {
+    auto text_datum = [](const std::string& s) {
+        return pg_call([&] { return PointerGetDatum(cstring_to_text_with_len(s.data(), static_cast<int>(s.size()))); });
+    };
+    Datum values[] = {uuid_datum(m.id),         uuid_datum(waiting_position()), text_datum(m.topic),
+                      text_datum(*m.key),       uuid_datum(m.key_seq),          text_datum(m.payload),
+                      m.headers ? text_datum(*m.headers) : Datum(0), ObjectIdGetDatum(m.key_owner)};
+    const char nulls[] = {' ', waiting ? ' ' : 'n', ' ', ' ', ' ', ' ', m.headers ? ' ' : 'n', ' '};
+    AsExtensionOwner owner;
+    insert_deferred_plan.execute(pg_call([] { return GetTransactionSnapshot(); }), false, values, nulls);
 }
 
 }  // namespace once::pg

@@ -2,23 +2,44 @@
 // (in progress)"): the message becomes a transactional logical decoding message with prefix
 // "pg_once" (core/wal_message.hpp) instead of a row of once.outbox. It commits or rolls back
 // with the producer's transaction like the row would; once-relay reads it from a pgoutput
-// slot. Only messages the table adds nothing to go this way: see goes_through_wal.
+// slot. Unkeyed messages are emitted at once; a keyed one waits for the transaction's
+// pre-commit step, which chooses its home under the key's lock (outbox_key_order.hpp).
 #pragma once
 
 #include "../core/uuid_v7.hpp"
+#include "../core/wal_message.hpp"
 #include "postgres_headers.hpp"
 
 namespace once::pg {
 
-// Whether once.send writes this message to the WAL: once.transport is 'wal' and the message
-// has no key (per-key order across the table and the stream is not designed yet), no
-// deliver_at (the stream has no notion of later) and no producer-chosen message_id (the
-// table's dedup of a repeated id has no counterpart in the stream).
-bool goes_through_wal(bool has_key, bool has_deliver_at, bool has_explicit_id);
+// Whether once.send / once.send_many write this unkeyed message to the WAL at once:
+// once.transport is 'wal', the message has no key (keyed messages: keyed_goes_through_wal)
+// and no deliver_at (the stream has no notion of later). A producer-chosen message_id rides
+// the WAL too, as the id once.send derives from it (message_ids.hpp); the table's check of a
+// repeated id (ON CONFLICT, message_id_conflict) has no counterpart in the stream: a repeat
+// is a second message with the same id, which consumers deduplicate by id as they do a
+// relay's redelivery.
+bool goes_through_wal(bool has_key, bool has_deliver_at);
+
+// Whether a keyed message may ride the WAL (its home is then chosen at pre-commit): wal mode,
+// no deliver_at, no explicit message_id (its repeat check needs the row), and pg_once
+// preloaded (the greatest key_seq per bucket lives in shared memory: key_seq_memory.hpp).
+bool keyed_goes_through_wal(bool has_deliver_at, bool has_explicit_id);
+
+// The message once.send would write, without key order (the caller sets key, key_owner,
+// key_seq); refuses in a read-only transaction as the table's insert does. created_at is the
+// transaction's start, as the table's DEFAULT now() would have made it.
+WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers);
 
 // Emits the message in the current transaction, tagged with the database's key
-// (wal_message_tag.hpp); call inside an SPI session. created_at is the transaction's start, as
-// the table's DEFAULT now() would have made it.
+// (wal_message_tag.hpp); call inside an SPI session (also from the pre-commit step).
+void emit_wal_message(const WalMessage& message);
+
+// wal_message_of + emit_wal_message: an unkeyed message.
 void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers);
+
+// Inserts a deferred keyed message as the row once.send would have inserted (key_seq as
+// given, waiting or at its id's position), from the pre-commit step inside an SPI session.
+void insert_deferred_as_row(const WalMessage& message, bool waiting);
 
 }  // namespace once::pg

@@ -11,9 +11,20 @@
 //
 // Checks its arguments as once.send does (topic, payload size, headers), except publishing
 // grants: the producer that emitted the message passed them, and the relay is no producer.
+// A keyed message (a stream message of format version 2) comes back with the key_owner and
+// key_seq it carried, so it sorts before the key's table messages committed after it. It is
+// fenced: the write-back first takes the key's lock (outbox_key_order.hpp), so every producer
+// of the key either committed before it (its stream message may still be ahead of the relay)
+// or sees the row at its pre-commit step and puts its message on the table; the fence is the
+// WAL insert position then, above the commit of every producer of the first kind. No claim
+// takes the row (nor, by key_seq, anything behind it) until the relay has confirmed its slot
+// up to the fence (once.wal_release_fences): by then each of those stream messages was
+// delivered or written back behind it. Without the fence another relay could claim this row
+// and then a later table message of the key before such a stream message came back.
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
 #include "outbox_give_back.hpp"
+#include "outbox_key_order.hpp"
 #include "outbox_notify.hpp"
 #include "spi.hpp"
 
@@ -31,10 +42,11 @@ namespace {
 // position, dead_at, no relay).
 NamedPlan write_back_plan(R"(
 INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
-                         topic, key, payload, headers, last_error, key_owner)
+                         topic, key, payload, headers, last_error, key_owner, stream_fence)
 VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
-        COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, NULL, :topic, NULL, :payload, :headers,
-        :last_error, NULL)
+        COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
+        :last_error, :key_owner,
+        CASE WHEN :key IS NOT NULL THEN pg_catalog.pg_current_wal_insert_lsn() END)
 ON CONFLICT (id) DO NOTHING)",
                           {{"id", UUIDOID},
                            {"created_at", TIMESTAMPTZOID},
@@ -42,7 +54,10 @@ ON CONFLICT (id) DO NOTHING)",
                            {"attempt", INT4OID},
                            {"pos", UUIDOID},
                            {"dead_at", TIMESTAMPTZOID},
+                           {"key_seq", UUIDOID},
                            {"topic", TEXTOID},
+                           {"key", TEXTOID},
+                           {"key_owner", OIDOID},
                            {"payload", JSONBOID},
                            {"headers", JSONBOID},
                            {"last_error", TEXTOID}});
@@ -58,21 +73,25 @@ void require(FunctionCallInfo fcinfo, int arg, const char* name, const char* hin
 using namespace once;
 using namespace once::pg;
 
-// once.wal_write_back(id, topic, key, payload, headers, created_at, attempts, error, dead)
+// once.wal_write_back(id, topic, key, payload, headers, created_at, attempts, error, dead, key_owner, key_seq)
 ONCE_SQL_FUNCTION(once_wal_write_back) {
     if (PG_ARGISNULL(0))
         throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
                     "Pass the id the message carried in the stream.");
     Datum id = PG_GETARG_DATUM(0);
     text* topic = topic_arg(fcinfo, 1);
-    // Keyed messages never ride the stream yet (once.send keeps them in the table), and a
-    // keyed one written back would need the key's order across stream and table, which is
-    // not built (docs/design.md, "Per-key order between the stream and the table"): a keyed
-    // write-back now could only be a bug or a forgery.
-    if (!PG_ARGISNULL(2))
-        throw Error(ErrorCode::invalid_argument, "once.wal_write_back does not take keyed messages yet",
-                    "Keyed messages are sent through the table, never through the WAL stream.",
-                    "Pass key => NULL; a keyed message in the stream did not come from once.send.");
+    text* key = nullptr;
+    if (!PG_ARGISNULL(2)) {
+        key = PG_GETARG_TEXT_PP(2);
+        validate_message_key(text_view(key));
+        if (PG_ARGISNULL(9) || PG_ARGISNULL(10))
+            throw Error(ErrorCode::invalid_argument, "a keyed message needs its key_owner and key_seq",
+                        "A keyed message of the WAL stream (format version 2) carries both.",
+                        "Pass the key_owner and key_seq the message carried in the stream.");
+    } else if (!PG_ARGISNULL(9) || !PG_ARGISNULL(10)) {
+        throw Error(ErrorCode::invalid_argument, "key_owner and key_seq need a key", {},
+                    "Pass them only with the key the message carried.");
+    }
     if (PG_ARGISNULL(3))
         throw Error(ErrorCode::invalid_payload, "payload must not be NULL", {},
                     "Pass the payload the message carried in the stream.");
@@ -83,19 +102,27 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
     if (TIMESTAMP_NOT_FINITE(created_at))
         throw Error(ErrorCode::invalid_argument, "created_at must be a finite time", {},
                     "Pass the created_at the message carried in the stream.");
-    require(fcinfo, 6, "attempts", "Pass how many deliveries the relay tried (at least 1).");
+    require(fcinfo, 6, "attempts", "Pass how many deliveries the relay tried (0: none).");
     const int32 attempts = PG_GETARG_INT32(6);
-    if (attempts < 1)
-        throw Error(ErrorCode::invalid_argument, "attempts must be at least 1, not " + std::to_string(attempts),
-                    "A message is written back after the relay tried to deliver it.",
+    if (attempts < 0)
+        throw Error(ErrorCode::invalid_argument, "attempts must not be negative, not " + std::to_string(attempts),
+                    "A message is written back after the relay tried to deliver it, or without a try.",
                     "Pass how many deliveries the relay tried.");
     Datum error = PG_ARGISNULL(7) ? 0 : PG_GETARG_DATUM(7);
     require(fcinfo, 8, "dead", "Pass true when the sink refused the message for good, else false.");
     const bool refused_for_good = PG_GETARG_BOOL(8);
+    // 0 attempts: a keyed stream message the relay did not offer the sink because an earlier
+    // message of its key is in the table; it follows that one, due at once (no backoff).
+    if (attempts == 0 && refused_for_good)
+        throw Error(ErrorCode::invalid_argument, "a message with no delivery attempt cannot be dead", {},
+                    "Pass dead => false with attempts 0.");
 
     SpiSession spi;
+    // (before the fence is read: see the header comment)
+    if (key != nullptr) lock_key_for_write_back(text_view(key));
     AsExtensionOwner owner;
-    GiveBack g = decide_give_back(topic_policy(PointerGetDatum(topic)), attempts, refused_for_good, std::nullopt);
+    GiveBack g = decide_give_back(topic_policy(PointerGetDatum(topic)), attempts, refused_for_good,
+                                  attempts == 0 ? std::optional<int64_t>(0) : std::nullopt);
     const uint64 inserted = write_back_plan.execute({
         {"id", id},
         {"created_at", TimestampTzGetDatum(created_at)},
@@ -103,7 +130,10 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
         {"attempt", Int32GetDatum(attempts)},
         {"pos", g.dead ? 0 : uuid_datum(g.pos), g.dead},
         {"dead_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), !g.dead},
+        {"key_seq", key ? PG_GETARG_DATUM(10) : 0, key == nullptr},
         {"topic", PointerGetDatum(topic)},
+        {"key", PointerGetDatum(key), key == nullptr},
+        {"key_owner", key ? PG_GETARG_DATUM(9) : 0, key == nullptr},
         {"payload", PointerGetDatum(payload)},
         {"headers", PointerGetDatum(headers), headers == nullptr},
         {"last_error", error, error == 0},

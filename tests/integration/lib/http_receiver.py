@@ -9,13 +9,14 @@ connection; "body" = the body as received, when it is not JSON). Behaviour for t
   --fail-status S     status for those (default 503)
   --fail-topic T      --fail-first applies to topic T only
   --retry-after V     Retry-After header sent with failures
+  --fail-one-in N     answer the first request of one message in N (by its id) with --fail-status
   --dead-topic T      always answer 400 "bad order" for topic T
   --delay-ms D        sleep D ms before answering (a slow receiver)
   --hold-while PATH   answer nothing while PATH exists (at most 120 s): a hung receiver the
                       test releases by deleting PATH
 The chosen port is written to --port-file once listening.
 """
-import argparse, json, os, threading, time
+import argparse, json, os, threading, time, zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ap = argparse.ArgumentParser()
@@ -26,6 +27,7 @@ ap.add_argument("--fail-first", type=int, default=0)
 ap.add_argument("--fail-status", type=int, default=503)
 ap.add_argument("--fail-topic")
 ap.add_argument("--retry-after")
+ap.add_argument("--fail-one-in", type=int, default=0)
 ap.add_argument("--dead-topic")
 ap.add_argument("--delay-ms", type=int, default=0)
 ap.add_argument("--hold-while")
@@ -58,7 +60,7 @@ class Handler(BaseHTTPRequestHandler):
         status, text, extra = 200, b"ok", {}
         if args.dead_topic and topic == args.dead_topic:
             status, text = 400, b"bad order: missing customer"
-        elif k <= args.fail_first and (args.fail_topic is None or topic == args.fail_topic):
+        elif (k <= args.fail_first and (args.fail_topic is None or topic == args.fail_topic)) or (args.fail_one_in and k == 1 and zlib.crc32((mid or "").encode()) % args.fail_one_in == 0):
             status, text = args.fail_status, b"try later"
             if args.retry_after:
                 extra["Retry-After"] = args.retry_after

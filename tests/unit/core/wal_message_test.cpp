@@ -22,6 +22,8 @@ WalMessage full_message() {
     m.created_at_us = 1'764'150'000'123'456;
     m.topic = "order.placed";
     m.key = "order-42";
+    m.key_owner = 16385;
+    for (size_t i = 0; i < m.key_seq.size(); ++i) m.key_seq[i] = static_cast<uint8_t>(0x50 + i);
     m.headers = R"({"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})";
     m.payload = R"({"id":42,"total":"9.90"})";
     return m;
@@ -105,10 +107,37 @@ TEST(WalMessage, EncodesTheDocumentedLayout) {
         << "the tag follows the payload";
 
     m.key = "k";
+    m.key_owner = 0x0A0B0C0D;
+    m.key_seq.fill(0x22);
     m.headers = "{}";
     std::string with_key = once::encode_wal_message(m);
+    EXPECT_EQ(with_key.substr(0, 1), bytes({2})) << "a keyed message is format version 2";
     EXPECT_EQ(with_key.substr(28, 3), bytes({0, 1}) + "k");
-    EXPECT_EQ(with_key.substr(31, 6), bytes({0, 0, 0, 2}) + "{}");
+    EXPECT_EQ(with_key.substr(31, 4), bytes({0x0A, 0x0B, 0x0C, 0x0D})) << "key_owner follows the key";
+    EXPECT_EQ(with_key.substr(35, 16), std::string(16, '\x22')) << "then key_seq";
+    EXPECT_EQ(with_key.substr(51, 6), bytes({0, 0, 0, 2}) + "{}");
+}
+
+// A keyed message of version 1 (no writer makes one, but the format allows it) has neither
+// owner nor key_seq.
+TEST(WalMessage, Version1KeyedMessageDecodesWithoutOwnerAndSeq) {
+    std::string v1 = bytes({1}) + std::string(16, '\x11') + bytes({0, 0, 0, 0, 0, 0, 0, 1});
+    v1 += bytes({0, 1}) + "t" + bytes({0, 1}) + "k" + bytes({0xFF, 0xFF, 0xFF, 0xFF}) + bytes({0, 0, 0, 2}) + "{}";
+    append_wal_message_tag(v1, some_tag());
+    DecodedWalMessage m = decode_wal_message(v1);
+    ASSERT_TRUE(m.key.has_value());
+    EXPECT_EQ(*m.key, "k");
+    EXPECT_EQ(m.key_owner, 0u);
+    EXPECT_EQ(m.key_seq, once::Uuid{});
+    EXPECT_EQ(m.payload, "{}");
+}
+
+TEST(WalMessage, Version2WithoutKeyIsRejected) {
+    WalMessage m = full_message();
+    m.key.reset();
+    std::string content = content_of(m);
+    content[0] = 2;
+    EXPECT_THROW(decode_wal_message(content), WalMessageFormatError);
 }
 
 TEST(WalMessage, EveryTruncationIsRejected) {
@@ -205,7 +234,7 @@ TEST(WalMessage, LengthsPointingPastTheEndAreRejected) {
 
 TEST(WalMessage, OtherVersionsAreRejected) {
     std::string encoded = content_of(full_message());
-    for (int version : {0, 2, 255}) {
+    for (int version : {0, 3, 255}) {
         encoded[0] = static_cast<char>(version);
         try {
             decode_wal_message(encoded);

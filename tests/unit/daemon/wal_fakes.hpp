@@ -9,6 +9,8 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <set>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -73,6 +75,7 @@ private:
 struct StoreLog {
     std::optional<std::string> key = std::string(32, 'k');   // nullopt: a database without once.wal_secret()
     std::vector<std::string> written_back;          // "id dead|retry attempts error"
+    std::vector<std::string> written_back_orders;   // "key owner key_seq" of keyed write-backs
     int fail_writes = 0;                            // so many write-backs throw first
     wal::SlotReading slot = [] {                    // what read_slot() answers: a usable slot on 15
         wal::SlotReading s;
@@ -83,6 +86,11 @@ struct StoreLog {
         return s;
     }();
     int slot_reads = 0;
+    std::set<std::pair<std::string, uint32_t>> in_table;   // keys the table holds (key_in_table)
+    int key_checks = 0;
+    std::vector<std::optional<wal::Lsn>> releases;  // release_fences calls (nullopt: the slot's position)
+    int fenced = 0;                                 // what release_fences returns
+    std::vector<std::pair<std::string, uint32_t>> fenced_keys;
 };
 
 class FakeWalStore final : public WalStore {
@@ -100,7 +108,21 @@ public:
         }
         log_.written_back.push_back(w.message->id + (w.dead ? " dead " : " retry ") + std::to_string(w.attempts) + " " +
                                     w.error);
+        if (w.message->has_key) {
+            log_.written_back_orders.push_back(w.message->key + " " + std::to_string(w.order.key_owner) + " " +
+                                               w.order.key_seq);
+            log_.in_table.insert({w.message->key, w.order.key_owner});
+        }
     }
+    bool key_in_table(const std::string& key, uint32_t owner) override {
+        ++log_.key_checks;
+        return log_.in_table.count({key, owner}) > 0;
+    }
+    int release_fences(std::optional<wal::Lsn> confirmed) override {
+        log_.releases.push_back(confirmed);
+        return log_.fenced;
+    }
+    std::vector<std::pair<std::string, uint32_t>> fenced_keys() override { return log_.fenced_keys; }
 
 private:
     StoreLog& log_;
@@ -114,6 +136,15 @@ inline wal::WalEvent wal_message(uint8_t id, wal::Lsn commit, const char* topic 
     m.topic = topic;
     m.payload = "{\"n\":" + std::to_string(id) + "}";
     return wal::OutboxMessageEvent{commit, commit - 8, m, commit_time};
+}
+// The same with a key of owner `owner`; its key_seq is the id byte repeated.
+inline wal::WalEvent wal_keyed(uint8_t id, wal::Lsn commit, const char* key, uint32_t owner = 10) {
+    wal::WalEvent ev = wal_message(id, commit);
+    once::WalMessage& m = std::get<wal::OutboxMessageEvent>(ev).message;
+    m.key = key;
+    m.key_owner = owner;
+    m.key_seq.fill(id);
+    return ev;
 }
 inline wal::WalEvent wal_end(wal::Lsn commit, wal::Lsn end) { return wal::TransactionEndEvent{commit, end, 0, 0}; }
 

@@ -334,3 +334,141 @@ TEST(WalStream, LagSecondsIsTheAgeOfTheOldestUnconfirmedCommitAndZeroWhenNothing
     EXPECT_EQ(r.metrics.wal_oldest_pending_commit_us.load(), 0);
     EXPECT_NE(r.metrics.render_prometheus("r").find("once_wal_slot_lag_seconds 0\n"), std::string::npos);
 }
+
+// ---------------------------------------------------------------------------- keyed messages
+
+TEST(WalStream, NeverTwoMessagesOfAKeyInFlight) {
+    Rig r;
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_keyed(2, 0x100, "b"), wal_keyed(3, 0x100, "a"),
+                           wal_keyed(4, 0x100, "a", 11), wal_end(0x100, 0x110)});
+    r.turn();
+    // The claim ends before the second message of (a, 10); (a, 11) is another role's order.
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2)}));
+    EXPECT_FALSE(r.stream.may_claim()) << "the queue's front waits for its key";
+    r.answer(1);
+    r.answer(2);
+    r.settle();
+    r.turn();
+    // (a, 11) is claimed with (a, 10); the batch, which knows keys and not owners, sends it
+    // once (a, 10) is answered.
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2), wal_id(3)}));
+    r.answer(3);
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2), wal_id(3), wal_id(4)}));
+    r.answer(4);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+}
+
+TEST(WalStream, AKeyedRefusalIsWrittenBackWithItsOrderAndLaterMessagesOfTheKeyFollowIt) {
+    Rig r;
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_end(0x100, 0x110), wal_keyed(2, 0x200, "a"),
+                           wal_keyed(3, 0x200, "b"), wal_end(0x200, 0x210)});
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1)}));
+    r.answer(1, Verdict::retry, "503");
+    r.settle();
+    ASSERT_EQ(r.store.written_back_orders.size(), 1u);
+    once::Uuid seq;
+    seq.fill(1);
+    EXPECT_EQ(r.store.written_back_orders[0], "a 10 " + once::uuid_to_string(seq))
+        << "key, key_owner and the carried key_seq";
+    r.turn();
+    // Message 2 of key a is not published: the table holds a message of a.
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(3)}));
+    ASSERT_EQ(r.store.written_back.size(), 2u);
+    EXPECT_EQ(r.store.written_back[1], wal_id(2) + " retry 0 behind an earlier message of its key in the outbox table");
+    r.answer(3);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x210u);
+}
+
+TEST(WalStream, AKeyIsPublishedAgainOnceTheTableHoldsNoneOfIt) {
+    Rig r;
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::dead, "400");
+    r.settle();
+    r.store.in_table.clear();   // the dead letter was discarded
+    r.wal.reads.push_back({wal_keyed(2, 0x200, "a"), wal_end(0x200, 0x210)});
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2)}));
+    EXPECT_EQ(r.store.key_checks, 1);
+    r.wal.reads.push_back({wal_keyed(3, 0x300, "a"), wal_end(0x300, 0x310)});
+    r.answer(2);
+    r.settle();
+    r.turn();
+    EXPECT_EQ(r.store.key_checks, 1) << "the key was forgotten: no more checks";
+    EXPECT_EQ(r.sink.submitted.back(), wal_id(3));
+}
+
+TEST(WalStream, FencesAreReleasedAtStartAndUpToEachConfirmation) {
+    Rig r;
+    r.store.fenced = 1;                                // a fence left by a relay killed before confirming
+    r.store.fenced_keys = {{"a", 10}};
+    r.store.in_table = {{"a", 10}};
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_end(0x100, 0x110)});
+    r.turn();
+    ASSERT_FALSE(r.store.releases.empty());
+    EXPECT_FALSE(r.store.releases[0].has_value()) << "at start: up to the slot's confirmed position";
+    EXPECT_TRUE(r.sink.submitted.empty()) << "a stream message of a fenced key follows it into the table";
+    ASSERT_EQ(r.store.written_back.size(), 1u);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+    ASSERT_GE(r.store.releases.size(), 2u);
+    EXPECT_EQ(r.store.releases.back(), std::optional<wal::Lsn>(0x110u)) << "released up to the confirmed position";
+    r.store.fenced = 0;
+    r.wal.reads.push_back({wal_keyed(2, 0x200, "b"), wal_end(0x200, 0x210)});
+    r.turn();
+    r.answer(2);
+    r.settle();
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(1));   // the next status update
+    EXPECT_EQ(r.store.releases.back(), std::optional<wal::Lsn>(0x210u));
+    const size_t releases = r.store.releases.size();
+    r.wal.reads.push_back({wal_keyed(3, 0x300, "b"), wal_end(0x300, 0x310)});
+    r.turn();
+    r.answer(3);
+    r.settle();
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(2));
+    EXPECT_EQ(r.wal.statuses.back(), 0x310u);
+    EXPECT_EQ(r.store.releases.size(), releases) << "no fence left: no more calls";
+}
+
+TEST(WalStream, WithFencesLeftAnIdleStreamAsksForAKeepalive) {
+    Rig r;
+    r.store.fenced = 1;
+    r.turn();
+    r.wal.statuses.clear();
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(1));   // a status interval later
+    EXPECT_FALSE(r.wal.statuses.empty()) << "a status update asking for a reply";
+    r.wal.idle = 0x500;   // the keepalive's position: confirmed, and the fences released up to it
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(2));
+    EXPECT_EQ(r.wal.confirmed, 0x500u);
+    EXPECT_EQ(r.store.releases.back(), std::optional<wal::Lsn>(0x500u));
+}
+
+TEST(WalStream, AFailedWriteBackBehindItsKeyHoldsTheQueue) {
+    Rig r;
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::retry, "503");
+    r.settle();
+    r.wal.reads.push_back({wal_keyed(2, 0x200, "a"), wal_end(0x200, 0x210)});
+    r.store.fail_writes = 1;
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1)}));
+    EXPECT_EQ(r.stream.queued(), 1u) << "message 2 stays queued";
+    EXPECT_EQ(r.store.written_back.size(), 1u);
+}
+
+TEST(WalStream, RelayKeyOrderCarriesOwnerAndSeq) {
+    once::WalMessage m;
+    m.key = "k";
+    m.key_owner = 16385;
+    m.key_seq.fill(0xAB);
+    WalKeyOrder o = relay_key_order(m);
+    EXPECT_EQ(o.key_owner, 16385u);
+    EXPECT_EQ(o.key_seq, once::uuid_to_string(m.key_seq));
+    m.key.reset();
+    EXPECT_EQ(relay_key_order(m).key_seq, "");
+}
