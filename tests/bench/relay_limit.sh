@@ -127,7 +127,7 @@ cpu_since() {
 
 relay_start() {   # NAME SINK [args]: starts once-relay; RELAY_PID, RELAY_METRICS
     local name=$1 sink=$2; shift 2
-    local mp; mp=$(free_port)
+    local mp=${RELAY_PORT:-}; [ -n "$mp" ] || mp=$(free_port)
     "${AS[@]}" "$RELAY" --db "$SRC" --sink "$sink" --name "$name" --metrics "127.0.0.1:$mp" --maintenance off \
         --log-level warn "$@" >"${RELAY_STDOUT:-/dev/null}" 2>>"$work/$name.log" &
     RELAY_PID=$!; echo "$RELAY_PID" >>"$work/relay.pids"; RELAY_METRICS="http://127.0.0.1:$mp/metrics"
@@ -239,9 +239,12 @@ fill() {   # table | wal: BACKLOG unkeyed messages, 1000 per transaction
     done | PGOPTIONS="-c once.transport=$1" sql >/dev/null
 }
 relay_drain() {   # NAME SINK [relay args]: msgs/s from start to the BACKLOG-th acknowledgement
-    local name=$1 t0 t1; shift
+    local name=$1 t0 t1 port; shift
+    # The metrics port is picked before the clock starts: python3's start-up (0.1-0.35 s on a
+    # loaded machine) is not the relay's, and the baselines' timed runs start no python.
+    port=$(free_port)
     t0=$(date +%s.%N); cpu_mark
-    relay_start "$name" "$@" --batch 1000 --max-in-flight 1024 --poll-interval 100ms
+    RELAY_PORT=$port relay_start "$name" "$@" --batch 1000 --max-in-flight 1024 --poll-interval 100ms
     wait_acked "$BACKLOG" 600
     t1=$(date +%s.%N)
     echo "$name: $(cpu_since), first ack after $(awk -v s="$t0" -v f="$FIRST_ACK_T" 'BEGIN { printf "%.2f", f - s }') of $(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.2f", e - s }') s" >>"$work/drain_cpu.txt"
