@@ -6,7 +6,9 @@
 #    the relay logs it once with the command to recreate it, once_wal_slot_invalidated is 1,
 #    /healthz fails, the slot is not recreated, and the table claims go on;
 #  * a missing slot at start is the same state; once the operator creates the slot, the relay
-#    streams it without a restart.
+#    streams it without a restart;
+#  * a slot invalidated while the relay streams it (PostgreSQL ends the walsender): the
+#    reopen finds it, with the same log line, gauge and /healthz.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 
@@ -94,5 +96,25 @@ metric_is once_wal_slot_invalidated 0 || fail "once_wal_slot_invalidated stayed 
 relay_log_has c "usable again" || fail "relay c did not say the slot is usable again"
 stop_relay c
 [ "$RELAY_RC" = 0 ] || fail "relay c exited $RELAY_RC"
+say "created again: streamed without a restart, /healthz 200"
+
+say "the slot invalidated while the relay streams it (the sink holds a message, so it cannot confirm)"
+touch "$T/hold"
+start_relay d --db "$SRC_DB" --sink "$HTTP_URL" --transport wal --sink-timeout 60s --poll-interval 100ms \
+    --metrics "127.0.0.1:$mport"
+once_wait_for "the stream open" 30 relay_log_has d "WAL stream open" || fail "relay d did not open the stream"
+psql_src -c "SELECT once.send('t.held', '{\"n\": 3}')" >/dev/null
+once_wait_for "the message held (lag >= 1 s)" 30 metric_at_least once_wal_slot_lag_seconds 1 || fail "the message was not held"
+once_wait_for "wal_status = 'lost' under an active relay" 60 wal_round || fail "the active slot was not invalidated: $(slot_row)"
+once_wait_for "the invalidation logged by the running relay" 30 relay_log_has d "invalidated the replication slot once_relay" ||
+    fail "relay d did not log the invalidation"
+once_wait_for "once_wal_slot_invalidated 1" 30 metric_is once_wal_slot_invalidated 1 ||
+    fail "once_wal_slot_invalidated is $(metric once_wal_slot_invalidated) after an invalidation while streaming"
+healthz_is 503 || fail "/healthz answers $(healthz) after an invalidation while streaming"
+[ "$(slot_row)" = "1|lost" ] || fail "the slot was recreated: $(slot_row)"
+rm -f "$T/hold"
+stop_relay d
+[ "$RELAY_RC" = 0 ] || fail "relay d exited $RELAY_RC"
+say "invalidated while streaming: the reopen found it (log, metric, /healthz 503), nothing recreated"
 relay_cmd --db "$SRC_DB" --drop-wal-slot >/dev/null || fail "--drop-wal-slot at the end"
 say "relay_wal_slot: OK"

@@ -4,6 +4,7 @@
 # query is one once-relay exports, and every exported metric is listed in docs/relay.md.
 # Exported = the metric names in the relay's source (metrics.cpp, outbox_gauges.cpp), or, with
 # an argument, the names in that file of a real relay's /metrics output (relay_outage_logs.sh).
+# (plus the once_wal_* names of the source, which only a --transport wal relay renders).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mon=$root/packaging/monitoring
@@ -16,6 +17,9 @@ name = re.compile(r'\bonce_[a-z_]+\b')
 if scraped:
     exported = {l.split()[2] for l in open(scraped) if l.startswith('# TYPE ')}
     types = {l.split()[2]: l.split()[3] for l in open(scraped) if l.startswith('# TYPE ')}
+    # The WAL transport's gauges are rendered only by a relay with --transport wal; a scraped
+    # table-transport relay lacks them, so they are taken from the source.
+    exported |= set(re.findall(r'"(once_wal_[a-z_]+)', open(f'{root}/daemon/src/metrics.cpp').read()))
 else:
     src = open(f'{root}/daemon/src/metrics.cpp').read() + open(f'{root}/daemon/src/outbox_gauges.cpp').read()
     exported = set(re.findall(r'"(once_[a-z_]+)', src)) - {'once_relay_publish_latency_seconds_bucket'}

@@ -146,9 +146,9 @@ void WalStream::pump(Clock::time_point now) {
     if (!reader_->is_open()) {
         if (now < reopen_at_) return;
         try {
+            if (!slot_usable(now)) return;
             // Never publish unauthenticated messages: anyone who may call pg_logical_emit_message
             // could inject one. Without the key the stream stays closed (retried with backoff).
-            if (!slot_usable(now)) return;
             std::optional<std::string> key = store_->message_key();
             if (!key)
                 throw std::runtime_error("the database has no once.wal_secret(): pg_once is older than 0.3 "
