@@ -199,6 +199,7 @@ try:
     ok("attn" in rows[0].get_attribute("class"), "a definition with failed sagas is marked")
     driver.find_element(By.ID, "q").send_keys("item=matcha")
     driver.find_element(By.ID, "search").click()
+    wait.until(lambda d: "matcha" in d.current_url)   # the result page, not the page clicked on
     wait.until(EC.presence_of_element_located((By.ID, "search-result")))
     ids = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#sagas td:first-child a")]
     ok(ids == ["order-soldout"], f"search by business key item=matcha ({ids})")
@@ -221,6 +222,9 @@ try:
     q.clear()
     q.send_keys("order-twin")
     driver.find_element(By.ID, "search").click()
+    # Wait for the result page: the page clicked on has a #search-result too, which goes stale
+    # when the new page replaces it.
+    wait.until(lambda d: "order-twin" in d.current_url)
     ok("one per definition" in wait.until(EC.presence_of_element_located((By.ID, "search-result"))).text,
        "search by an id two definitions have lists both")
     links = twin_links()
