@@ -1,11 +1,10 @@
 // The greatest key_seq per key-lock bucket in shared memory: key_seq_memory.hpp.
 #include "key_seq_memory.hpp"
 
+#include "shared_struct.hpp"
+
 extern "C" {
 #include "miscadmin.h"
-#include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "storage/spin.h"
 }
 
@@ -25,35 +24,19 @@ struct Shared {
 };
 
 Shared* shared = nullptr;
-shmem_request_hook_type previous_request_hook = nullptr;
-shmem_startup_hook_type previous_startup_hook = nullptr;
 
-void request_shmem() {
-    if (previous_request_hook) previous_request_hook();
-    RequestAddinShmemSpace(MAXALIGN(sizeof(Shared)));
-}
-
-void startup_shmem() {
-    if (previous_startup_hook) previous_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    bool found = false;
-    shared = static_cast<Shared*>(ShmemInitStruct("pg_once key_seq per bucket", sizeof(Shared), &found));
-    if (!found) {
-        SpinLockInit(&shared->mutex);
-        std::memset(shared->issued, 0, sizeof(shared->issued));
-        std::memset(static_cast<void*>(shared->last), 0, sizeof(shared->last));
-    }
-    LWLockRelease(AddinShmemInitLock);
+void init_shared(void* memory) {
+    auto* s = static_cast<Shared*>(memory);
+    SpinLockInit(&s->mutex);
+    std::memset(s->issued, 0, sizeof(s->issued));
+    std::memset(static_cast<void*>(s->last), 0, sizeof(s->last));
 }
 
 }  // namespace
 
 void key_seq_memory_init() {
     if (!process_shared_preload_libraries_in_progress) return;
-    previous_request_hook = shmem_request_hook;
-    shmem_request_hook = request_shmem;
-    previous_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = startup_shmem;
+    request_shared_struct("pg_once key_seq per bucket", sizeof(Shared), init_shared, reinterpret_cast<void**>(&shared));
 }
 
 bool key_seq_memory_available() { return shared != nullptr; }

@@ -2,6 +2,7 @@
 
 #include "guard.hpp"
 #include "settings.hpp"
+#include "shared_struct.hpp"
 
 extern "C" {
 #include "commands/async.h"
@@ -45,37 +46,24 @@ struct Shared {
 
 Shared* shared = nullptr;
 bool preloaded = false;
-shmem_request_hook_type previous_request_hook = nullptr;
-shmem_startup_hook_type previous_startup_hook = nullptr;
 
 // Backend-local state of the current transaction.
 bool sent_in_xact = false;
 Slot* counted_slot = nullptr;  // slot whose inflight this transaction incremented
 
-void request_shmem() {
-    if (previous_request_hook) previous_request_hook();
-    RequestAddinShmemSpace(MAXALIGN(sizeof(Shared)));
-}
-
-void startup_shmem() {
-    if (previous_startup_hook) previous_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    bool found = false;
-    shared = static_cast<Shared*>(ShmemInitStruct("pg_once outbox notifier", sizeof(Shared), &found));
-    if (!found) {
-        SpinLockInit(&shared->mutex);
-        for (Slot& s : shared->slots) {
-            s.dboid = InvalidOid;
-            s.inflight = 0;
-            pg_atomic_init_u32(&s.pending, 0);
-            pg_atomic_init_u64(&s.notifies, 0);
-            s.worker_pid = 0;
-            s.latch = nullptr;
-            s.starting = false;
-            s.starting_since = 0;
-        }
+void init_shared(void* memory) {
+    auto* s = static_cast<Shared*>(memory);
+    SpinLockInit(&s->mutex);
+    for (Slot& slot : s->slots) {
+        slot.dboid = InvalidOid;
+        slot.inflight = 0;
+        pg_atomic_init_u32(&slot.pending, 0);
+        pg_atomic_init_u64(&slot.notifies, 0);
+        slot.worker_pid = 0;
+        slot.latch = nullptr;
+        slot.starting = false;
+        slot.starting_since = 0;
     }
-    LWLockRelease(AddinShmemInitLock);
 }
 
 // Caller holds the mutex.
@@ -218,10 +206,7 @@ void outbox_init() {
     RegisterSubXactCallback(subxact_callback, nullptr);
     if (process_shared_preload_libraries_in_progress) {
         preloaded = true;
-        previous_request_hook = shmem_request_hook;
-        shmem_request_hook = request_shmem;
-        previous_startup_hook = shmem_startup_hook;
-        shmem_startup_hook = startup_shmem;
+        request_shared_struct("pg_once outbox notifier", sizeof(Shared), init_shared, reinterpret_cast<void**>(&shared));
     }
 }
 
