@@ -107,6 +107,8 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     if (int v = wal_slot_verdict.load(); v >= 0) {
         gauge("once_wal_slot_invalidated", "WAL transport: 1 when the slot is missing or PostgreSQL invalidated it (the stream is closed, /healthz fails; recreate it with --create-wal-slot).",
               v == 1 || v == 2 ? "1" : "0");
+        gauge("once_wal_newer_format", "WAL transport: the format version of a message this relay cannot read (a newer pg_once's), which the stream stopped before (/healthz fails; upgrade once-relay); 0 when none.",
+              std::to_string(wal_newer_format.load()));
         gauge("once_wal_failover_refused", "WAL transport: 1 when the stream is refused because the server (before 17) has physical standbys that cannot keep the slot (see --wal-accept-slot-loss-on-failover).",
               v == 3 ? "1" : "0");
     }

@@ -58,6 +58,9 @@ struct Metrics {
     // wal::SlotVerdict of the last look at the slot (0 usable, 1 missing, 2 lost, 3 refused:
     // physical standbys before 17); -1: not the WAL transport.
     std::atomic<int> wal_slot_verdict{-1};
+    // WAL transport: the format version of a message the stream stopped before (a newer
+    // extension's; 0: none met).
+    std::atomic<int> wal_newer_format{0};
     // Unix microseconds of the oldest unconfirmed transaction's commit; 0: nothing pending;
     // -1: not the WAL transport.
     std::atomic<int64_t> wal_oldest_pending_commit_us{-1};
@@ -70,7 +73,9 @@ struct Metrics {
     MetricsSnapshot snapshot() const { return {acked.load(), nacked.load(), dead.load()}; }
     // The WAL transport's stream counts too: a slot it may not stream means messages wait (or
     // are lost), so the relay is not healthy although it still serves the table.
-    bool healthy() const { return db_connected.load() && sink_connected.load() && wal_slot_verdict.load() <= 0; }
+    bool healthy() const {
+        return db_connected.load() && sink_connected.load() && wal_slot_verdict.load() <= 0 && wal_newer_format.load() == 0;
+    }
     std::string render_prometheus(const std::string& relay_name) const;
 
     // The outbox gauges, replaced whole by GaugeReader's thread after each read.

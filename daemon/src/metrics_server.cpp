@@ -41,6 +41,8 @@ handler_result handle(void* cls, MHD_Connection* c, const char* url, const char*
                            (m.sink_connected ? "up" : "down") + "\n";
         static const char* const kSlot[] = {"usable", "missing", "invalidated", "refused (physical standbys)"};
         if (int v = m.wal_slot_verdict.load(); v >= 0 && v <= 3) body += std::string("wal slot ") + kSlot[v] + "\n";
+        if (int v = m.wal_newer_format.load(); v > 0)
+            body += "wal stream stopped before a message of format version " + std::to_string(v) + " (upgrade once-relay)\n";
         return respond(c, m.healthy() ? 200 : 503, body, "text/plain");
     }
     return respond(c, 404, "not found: try /metrics or /healthz\n", "text/plain");

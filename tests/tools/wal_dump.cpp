@@ -111,6 +111,8 @@ int main(int argc, char** argv) {
                     if (msg.topic == until_topic) stop_at_end = true;
                 } else if (auto* bad = std::get_if<MalformedMessageEvent>(&event)) {
                     std::cout << "malformed " << format_lsn(bad->commit_lsn) << ' ' << bad->error << '\n';
+                } else if (auto* newer = std::get_if<NewerFormatEvent>(&event)) {
+                    std::cout << "newer " << format_lsn(newer->commit_lsn) << ' ' << newer->error << '\n';
                 } else {
                     const auto& end = std::get<TransactionEndEvent>(event);
                     std::cout << "end " << format_lsn(end.commit_lsn) << ' ' << format_lsn(end.end_lsn) << ' '

@@ -133,6 +133,7 @@ void WalStream::reset(const std::string& why, Clock::time_point now) {
     batches_.clear();
     in_flight_keys_.clear();
     tracker_ = wal::FlushTracker{};
+    stalled_at_newer_format_ = false;   // (met again when the stream reaches it)
     ++failures_;
     BackoffPolicy p{100, std::max<int64_t>(100, reconnect_max_.count())};
     reopen_at_ = now + Millis(backoff_delay_ms(p, std::min(failures_, 30), 0.75));
@@ -182,7 +183,7 @@ void WalStream::pump(Clock::time_point now) {
     }
     std::vector<wal::WalEvent> events;
     try {
-        if (pending_.size() >= kMaxQueued) {   // the sink is behind: read nothing more for now
+        if (pending_.size() >= kMaxQueued || stalled_at_newer_format_) {   // read nothing more for now
             if (now - last_sent_ >= kQuietStatusEvery) {
                 reader_->send_status();
                 sent_ = confirmed_;
@@ -215,6 +216,9 @@ void WalStream::handle(std::vector<wal::WalEvent>& events) {
             pending_.push_back(Queued{relay_message(m->message), m->commit_lsn, relay_key_order(m->message)});
         } else if (auto* end = std::get_if<wal::TransactionEndEvent>(&ev)) {
             tracker_.transaction_ended(end->commit_lsn, end->end_lsn, end->commit_time);
+        } else if (auto* newer = std::get_if<wal::NewerFormatEvent>(&ev)) {
+            stop_before_newer_format(*newer);
+            return;   // nothing after it is read: its transaction never ends for the tracker
         } else {
             const auto& bad = std::get<wal::MalformedMessageEvent>(ev);
             // Never its content: it is not ours, and may be anything.
@@ -225,10 +229,26 @@ void WalStream::handle(std::vector<wal::WalEvent>& events) {
     }
 }
 
+// A message this relay cannot read is a newer extension's (its tag verified): skipping it
+// would lose it. The stream is read no further, so the slot is never confirmed past its
+// transaction; what came before it is published and confirmed as usual. The relay says so
+// once, /healthz fails and once_wal_newer_format names the version, until a relay that reads
+// it (an upgraded once-relay) takes over from the slot's confirmed position.
+void WalStream::stop_before_newer_format(const wal::NewerFormatEvent& e) {
+    stalled_at_newer_format_ = true;
+    if (metrics_.wal_newer_format.load() != e.version)
+        spdlog::error("WAL stream stopped before a message at {} (transaction committed at {}): {}. Upgrade "
+                      "once-relay to the extension's version; nothing from there on is published or confirmed, and "
+                      "the slot retains the WAL meanwhile",
+                      wal::format_lsn(e.message_lsn), wal::format_lsn(e.commit_lsn), e.error);
+    metrics_.wal_newer_format = e.version;
+}
+
 void WalStream::confirm(Clock::time_point now) {
     if (!reader_->is_open()) return;
     const bool idle = pending_.empty() && !answered_ && batches_.empty();
-    if (idle) tracker_.idle(reader_->idle_position());
+    // (stalled, the reader's keepalive position may lie past the unread message)
+    if (idle && !stalled_at_newer_format_) tracker_.idle(reader_->idle_position());
     wal::Lsn f = tracker_.flush_position();
     if (f > confirmed_) confirmed_ = f;
     reader_->confirm(confirmed_);
@@ -441,7 +461,7 @@ bool WalStream::settlement_due() const {
 }
 
 void WalStream::poll_fds(std::vector<pollfd>& fds) const {
-    bool reading = reader_->is_open() && pending_.size() < kMaxQueued;
+    bool reading = reader_->is_open() && pending_.size() < kMaxQueued && !stalled_at_newer_format_;
     fds.push_back(pollfd{reading ? reader_->socket() : -1, POLLIN, 0});
 }
 

@@ -22,6 +22,9 @@
 // fences are left and nothing is unsettled, status updates ask for a keepalive, so the idle
 // position (and with it the confirmation) passes the write-backs' own WAL.
 //
+// A message of a newer format version (a newer extension's, its tag verified) stops the
+// reading before it: nothing past it is published or confirmed until an upgraded relay reads it.
+//
 // A broken replication connection (or the drain bound passing) resets the stream: open batches
 // are forgotten (their publishes' answers match nothing), the tracker starts over and the
 // stream reopens with backoff from the slot's confirmed position.
@@ -178,6 +181,7 @@ private:
     // `failed`).
     bool wrote_back_behind_its_key(const Queued& q, bool& failed);
     void release_fences(Clock::time_point now);
+    void stop_before_newer_format(const wal::NewerFormatEvent& e);
     void handle(std::vector<wal::WalEvent>& events);
     void confirm(Clock::time_point now);
     void reset(const std::string& why, Clock::time_point now);
@@ -211,6 +215,7 @@ private:
     Clock::time_point last_sent_{};
     std::set<KeyOwner> in_flight_keys_;          // keys of messages claimed and not yet settled
     std::set<KeyOwner> written_back_keys_;       // keys written back: later stream messages follow them
+    bool stalled_at_newer_format_ = false;       // read up to a message of a newer format: no further
     int fences_left_ = 0;                        // rows still fenced, as last released
     wal::Lsn fences_released_to_ = 0;
 };

@@ -1,5 +1,7 @@
 #include "outbox/pq_connect.hpp"
 
+#include "outbox/pq_notices.hpp"
+
 #include <algorithm>
 
 namespace once::relay {
@@ -14,7 +16,11 @@ PGconn* connect_with(const std::string& conninfo, const std::string& application
     const char* keys[] = {"connect_timeout",     "application_name", "keepalives", "keepalives_idle",
                           "keepalives_interval", "keepalives_count", "dbname",     "replication", nullptr};
     const char* vals[] = {seconds.c_str(), application_name.c_str(), "1", "10", "5", "3", conninfo.c_str(), replication, nullptr};
-    return PQconnectdbParams(keys, vals, 1);  // libpq skips an entry whose value is NULL
+    PGconn* conn = PQconnectdbParams(keys, vals, 1);  // libpq skips an entry whose value is NULL
+    // (a notice the server sends while the connection starts is printed by libpq's default,
+    // on stderr: the receiver can only be set once the connection object exists)
+    log_notices(conn, replication ? "replication connection" : "database connection");
+    return conn;
 }
 
 }  // namespace

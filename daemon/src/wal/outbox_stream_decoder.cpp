@@ -50,6 +50,8 @@ struct Visitor {
         try {
             events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content), commit_time});
             ++messages;
+        } catch (const once::WalMessageVersionError& e) {
+            events.push_back(NewerFormatEvent{final_lsn, m.lsn, e.version(), e.what()});
         } catch (const once::WalMessageFormatError& e) {
             events.push_back(MalformedMessageEvent{final_lsn, m.lsn, e.what()});
         }

@@ -9,6 +9,8 @@
 // skipped. A "pg_once" message that is not transactional, or whose content does not decode,
 // cannot be an outbox message of once.send (which emits transactional, well-formed ones):
 // it is reported as malformed, for the caller to log and count, and does not stop the stream.
+// An authentic message of another format version is a newer extension's (core/wal_message.hpp):
+// it is reported as NewerFormatEvent, which the caller must not pass.
 #pragma once
 
 #include "core/wal_message.hpp"
@@ -38,6 +40,16 @@ struct MalformedMessageEvent {
     bool unauthentic = false;   // its tag did not verify (wal/message_tag.hpp)
 };
 
+// A pg_once message of a format version this relay does not read (a newer extension's), whose
+// tag verified (or, without a tag, any): the stream must not pass it, or the message is lost.
+// The caller stops reading before it and confirms nothing past it.
+struct NewerFormatEvent {
+    Lsn commit_lsn = 0;
+    Lsn message_lsn = 0;
+    int version = 0;
+    std::string error;
+};
+
 struct TransactionEndEvent {
     Lsn commit_lsn = 0;
     Lsn end_lsn = 0;          // confirm this once the transaction's messages are settled
@@ -45,7 +57,7 @@ struct TransactionEndEvent {
     size_t outbox_messages = 0;
 };
 
-using WalEvent = std::variant<OutboxMessageEvent, MalformedMessageEvent, TransactionEndEvent>;
+using WalEvent = std::variant<OutboxMessageEvent, MalformedMessageEvent, NewerFormatEvent, TransactionEndEvent>;
 
 class OutboxStreamDecoder {
 public:

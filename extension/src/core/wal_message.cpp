@@ -130,9 +130,10 @@ DecodedWalMessage decode_wal_message(std::string_view content) {
     // The version first: another version may place or size its tag differently.
     auto version = static_cast<uint8_t>(Reader(content).uint(1, "the format version"));
     if (version != kWalMessageVersion && version != kWalMessageKeyedVersion) {
-        throw WalMessageFormatError("pg_once WAL message has format version " + std::to_string(version) +
-                                    ", this relay reads versions " + std::to_string(kWalMessageVersion) + " and " +
-                                    std::to_string(kWalMessageKeyedVersion));
+        throw WalMessageVersionError("pg_once WAL message has format version " + std::to_string(version) +
+                                         ", this relay reads versions " + std::to_string(kWalMessageVersion) + " and " +
+                                         std::to_string(kWalMessageKeyedVersion),
+                                     version);
     }
     std::string_view body = wal_message_tagged_bytes(content);
     DecodedWalMessage m;

@@ -14,8 +14,9 @@
 //   u32  headers length, then the headers' JSON text; 0xFFFFFFFF = no headers
 //   u32  payload length, then the payload's JSON text
 //   16   tag: the first 16 bytes of HMAC-SHA256(key, every byte before the tag)
-// Nothing follows the tag. A decoder meets this content in a stream it does not control
-// (any role that may call pg_logical_emit_message can write a "pg_once" message), so decoding
+// Nothing follows the tag, in every format version (later ones keep the tag last, so that an
+// older relay can verify what it cannot read). A decoder meets this content in a stream it does
+// not control (any role that may call pg_logical_emit_message can write a "pg_once" message), so decoding
 // checks every length against the bytes present and never reads past them, and a reader
 // publishes a message only when its tag verifies with the database's key (once.wal_secret(),
 // readable by the extension's owner and once_relay): a message that anyone else emitted has
@@ -75,6 +76,18 @@ struct DecodedWalMessage : WalMessage {
 class WalMessageFormatError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// Content of a format version this code does not read: a newer extension's. Every version ends
+// with the tag over the bytes before it, as versions 1 and 2 do, so a reader can tell a newer
+// extension's message (its tag verifies) from one that anybody emitted (it does not).
+class WalMessageVersionError : public WalMessageFormatError {
+public:
+    WalMessageVersionError(const std::string& what, uint8_t version) : WalMessageFormatError(what), version_(version) {}
+    uint8_t version() const { return version_; }
+
+private:
+    uint8_t version_;
 };
 
 // The bytes the tag covers: the content of the logical message without its tag. Throws

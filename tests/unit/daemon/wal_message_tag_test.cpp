@@ -73,3 +73,21 @@ TEST(WalMessageTag, TheDecoderWithAKeyDecodesTaggedMessagesAndReportsOthersUnaut
     EXPECT_TRUE(std::get<MalformedMessageEvent>(events[2]).unauthentic);
     EXPECT_EQ(std::get<TransactionEndEvent>(events[3]).outbox_messages, 1u);
 }
+
+TEST(WalMessageTag, AnAuthenticMessageOfANewerFormatIsReportedAsSuchAForgedOneAsUnauthentic) {
+    OutboxStreamDecoder d{WalMessageTag(kKey)};
+    std::string newer = encoded(1);
+    newer[0] = 3;   // a later extension's format version, its tag last as in every version
+    std::vector<WalEvent> events;
+    d.feed(wal_test::begin(0x500, 10, 1), events);
+    d.feed(wal_test::message(true, 0x410, "pg_once", WalMessageTag(kKey).sign(newer)), events);
+    d.feed(wal_test::message(true, 0x420, "pg_once", newer), events);   // the same bytes, untagged: anyone's
+    d.feed(wal_test::commit(0x500, 0x528, 10), events);
+    ASSERT_EQ(events.size(), 3u);
+    const auto& n = std::get<NewerFormatEvent>(events[0]);
+    EXPECT_EQ(n.version, 3);
+    EXPECT_EQ(n.commit_lsn, 0x500u);
+    EXPECT_EQ(n.message_lsn, 0x410u);
+    EXPECT_NE(n.error.find("format version 3"), std::string::npos) << n.error;
+    EXPECT_TRUE(std::get<MalformedMessageEvent>(events[1]).unauthentic);
+}

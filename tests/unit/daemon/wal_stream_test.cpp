@@ -472,3 +472,23 @@ TEST(WalStream, RelayKeyOrderCarriesOwnerAndSeq) {
     m.key.reset();
     EXPECT_EQ(relay_key_order(m).key_seq, "");
 }
+
+TEST(WalStream, StopsBeforeAMessageOfANewerFormatAndConfirmsNothingPastIt) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110), wal_message(2, 0x200),
+                           wal::NewerFormatEvent{0x200, 0x1f8, 3, "pg_once WAL message has format version 3"},
+                           wal_message(3, 0x200), wal_end(0x200, 0x210), wal_message(4, 0x300), wal_end(0x300, 0x310)});
+    r.wal.reads.push_back({wal_message(5, 0x400), wal_end(0x400, 0x410)});   // (never read)
+    r.wal.idle = 0x500;   // a keepalive past everything
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2)}));   // what came before it
+    EXPECT_EQ(r.metrics.wal_newer_format.load(), 3);
+    EXPECT_FALSE(r.metrics.healthy());
+    r.answer(1);
+    r.answer(2);
+    r.settle();
+    for (int i = 0; i < 3; ++i) r.turn();
+    EXPECT_EQ(r.sink.submitted.size(), 2u);   // nothing after it, however long
+    EXPECT_EQ(r.wal.confirmed, 0x110u);       // not its transaction, nor the idle position
+    EXPECT_EQ(r.wal.reads.size(), 1u);        // the stream is read no further
+}
