@@ -1,7 +1,8 @@
 # A 3-node NATS cluster with an R3 JetStream stream; the relays get all three URLs. During
 # the load the stream's leader is killed (kill -9) and restarted 5 times (2 in the short run);
 # then all three nodes stop for an outage (60 s in the long run, 6 s in the short one): the relays back off,
-# the outbox grows, and after the restart it drains; the drain rate is reported.
+# the outbox grows, and after the restart it drains; the drain rate is reported. The stream is
+# read by sequence through its leader (a consumer is served by one replica, which may lag).
 
 NC_NODES=(1 2 3)
 nc_start_node() {
@@ -54,8 +55,9 @@ nc_outage() {
 }
 
 # Each node's own view of the stream at the end (its local store: messages, first and last
-# sequence, deleted, whether it is current), kept with the run's records: the dump reads
-# through one consumer, so a replica that holds less than the others is seen only here.
+# sequence, deleted, the leader it names), kept with the run's records: the verdict reads the
+# leader, so a replica that holds less than the others (one stayed behind for good after an
+# all-nodes kill -9 of nats-server 2.9.10) is seen only here.
 nc_collect_replicas() {
     local i
     for i in "${NC_NODES[@]}"; do
