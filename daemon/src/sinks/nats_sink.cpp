@@ -16,7 +16,14 @@
 namespace once::relay {
 
 struct NatsAckQueue {
-    struct Result { std::string id; bool ok; std::string error; };
+    struct Result {
+        std::string id;
+        bool ok;
+        std::string error;
+        std::string stream;       // of the PubAck: where JetStream says it stored the message
+        uint64_t sequence = 0;
+        bool duplicate = false;   // JetStream had this Nats-Msg-Id already (its dedupe window)
+    };
     std::mutex mu;
     std::vector<Result> results;
     int efd = -1;
@@ -67,6 +74,11 @@ void pub_ack_cb(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* clos
     } else {
         r.ok = pa != nullptr;
         if (!r.ok) r.error = "JetStream publish: no PubAck";
+        else {
+            if (pa->Stream) r.stream = pa->Stream;
+            r.sequence = pa->Sequence;
+            r.duplicate = pa->Duplicate;
+        }
     }
     q->push(std::move(r));
 }
@@ -255,6 +267,11 @@ void NatsSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
         Outcome o;
         o.token = it->second.token;
         o.verdict = r.ok ? Verdict::delivered : Verdict::retry;
+        // Which stream sequence JetStream named for each message: the one record that ties a
+        // deleted outbox row to a place in the stream when a message goes missing there.
+        if (r.ok)
+            spdlog::debug("nats sink: PubAck for {}: stream {} seq {}{}", r.id, r.stream, r.sequence,
+                          r.duplicate ? " (duplicate: stored earlier)" : "");
         o.error = std::move(r.error);
         pending_.erase(it);
         out.push_back(std::move(o));

@@ -129,9 +129,10 @@ chaos_collect_inbox() {
         >"$CHAOS_RUN/effects-inbox.tsv"
 }
 
-# chaos_collect_stream HOST:PORT STREAM: the messages JetStream stored.
+# chaos_collect_stream HOST:PORT STREAM [--by-sequence]: the messages JetStream stored (see
+# nats_stream_dump.py for --by-sequence, a read through the stream leader).
 chaos_collect_stream() {
-    python3 "$CHAOS_LIB/nats_stream_dump.py" "$1" "$2" "nats:$2" --timeout 120 >"$CHAOS_RUN/effects-nats-$2.tsv"
+    python3 "$CHAOS_LIB/nats_stream_dump.py" "$1" "$2" "nats:$2" --timeout 120 "${@:3}" >"$CHAOS_RUN/effects-nats-$2.tsv"
 }
 
 # The idempotent HTTP(S) receiver on a fixed port (restartable). Args: NAME [--cert C --key K].

@@ -1,7 +1,8 @@
 # A 3-node NATS cluster with an R3 JetStream stream; the relays get all three URLs. During
 # the load the stream's leader is killed (kill -9) and restarted 5 times (2 in the short run);
 # then all three nodes stop for an outage (60 s in the long run, 6 s in the short one): the relays back off,
-# the outbox grows, and after the restart it drains; the drain rate is reported.
+# the outbox grows, and after the restart it drains; the drain rate is reported. The stream is
+# read by sequence through its leader (a consumer is served by one replica, which may lag).
 
 NC_NODES=(1 2 3)
 nc_start_node() {
@@ -53,6 +54,31 @@ nc_outage() {
     chaos_fact "net drain rate after the outage" "$(awk -v n="$((backlog - before))" -v s="$secs" 'BEGIN {printf "%.0f msgs/s", n / (s > 0 ? s : 1)}')"
 }
 
+# Each node's own view of the stream at the end (its local store: messages, first and last
+# sequence, deleted, the leader it names), kept with the run's records: the verdict reads the
+# leader, so a replica that holds less than the others (one stayed behind for good after an
+# all-nodes kill -9 of nats-server 2.9.10) is seen only here.
+nc_collect_replicas() {
+    local i
+    for i in "${NC_NODES[@]}"; do
+        curl -sf "http://127.0.0.1:${NC_MON[$i]}/jsz?streams=true&config=true" >"$CHAOS_RUN/jsz-n$i.json" 2>/dev/null || true
+        chaos_fact "stream CHAOS on n$i" "$(jq -r '[.account_details[]?.stream_detail[]? | select(.name == "CHAOS")][0] // {} |
+            "\(.state.messages // "?") messages, seq \(.state.first_seq // "?")-\(.state.last_seq // "?"), \(.state.num_deleted // 0) deleted, leader \(.cluster.leader // "?")"' \
+            "$CHAOS_RUN/jsz-n$i.json" 2>/dev/null || echo unknown)"
+    done
+}
+# The verdict reads the stream through its leader (--by-sequence). A read through a consumer,
+# as the other scenarios do, is served by whichever replica holds the consumer; this one is
+# kept beside it and compared, so a run shows when the two differ.
+nc_compare_reads() {
+    local leader consumer
+    python3 "$CHAOS_LIB/nats_stream_dump.py" "127.0.0.1:${NC_PORT[1]}" CHAOS consumer --timeout 60 \
+        >"$CHAOS_RUN/consumer-read.tsv" 2>"$CHAOS_RUN/consumer-read.err" || true
+    leader=$(wc -l <"$CHAOS_RUN/effects-nats-CHAOS.tsv")
+    consumer=$(wc -l <"$CHAOS_RUN/consumer-read.tsv")
+    chaos_fact "stream read: leader / consumer" "$leader / $consumer messages$([ -s "$CHAOS_RUN/consumer-read.err" ] && echo " (consumer read: $(tail -1 "$CHAOS_RUN/consumer-read.err"))")"
+}
+
 NC_STEP=0
 nc_schedule() {
     NC_STEP=$((NC_STEP + 1))
@@ -82,7 +108,7 @@ scenario_main() {
         start_relay "nats$r" --db "$SRC_DB" --sink "nats://$urls?stream=CHAOS&subject_prefix=once." \
             --lease 5s --batch 200 --poll-interval 100ms --reconnect-max 1s --sink-timeout 5s
     done
-    CHAOS_COLLECTORS=("chaos_collect_stream 127.0.0.1:${NC_PORT[1]} CHAOS")
+    CHAOS_COLLECTORS=(nc_collect_replicas "chaos_collect_stream 127.0.0.1:${NC_PORT[1]} CHAOS --by-sequence" nc_compare_reads)
     chaos_load "$SRC_DB"
     local period=$(( CHAOS_SECONDS / 8 )); [ $CHAOS_LONG = 1 ] || period=1
     chaos_during_load nc_schedule "$period"
