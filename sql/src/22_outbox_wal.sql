@@ -41,17 +41,18 @@ CREATE FUNCTION once.wal_write_back(
     error      text,
     dead       boolean,
     key_owner  oid DEFAULT NULL,
-    key_seq    uuid DEFAULT NULL)
+    key_seq    uuid DEFAULT NULL,
+    retry_after interval DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_wal_write_back' LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) IS
-    'A relay gives back a WAL transport message its sink refused: retried after the topic''s backoff, or dead, a keyed one fenced; false if the id is in the outbox already';
+COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval) IS
+    'A relay gives back a WAL transport message its sink refused: retried after retry_after (the sink''s Retry-After) or the topic''s backoff, or dead, a keyed one fenced; false if the id is in the outbox already';
 
 REVOKE ALL ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) FROM PUBLIC;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid) TO once_relay;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval) TO once_relay;
 
 -- The relay has confirmed its slot up to `confirmed`: every stream message committed before
 -- a fence at or below it is settled (delivered, or written back behind the fenced row), so

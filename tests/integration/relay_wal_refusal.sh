@@ -2,8 +2,9 @@
 # once-relay --transport wal with an HTTP sink that refuses, against a real server: what the
 # receiver refuses for good (400) is written back to once.outbox as a dead letter, visible in
 # once.dead_letters with its id, topic, payload and headers; what it refuses for now (503) is
-# written back, retried from the table by the relay's table claims and delivered; the rest is
-# delivered from the stream. The slot is confirmed past all of them, and nothing is lost.
+# written back with the receiver's Retry-After, retried from the table by the relay's table
+# claims after it and delivered; the rest is delivered from the stream. The slot is confirmed
+# past all of them, and nothing is lost.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 N_OK=${RELAY_WAL_REFUSAL_OK:-40} N_DEAD=5 N_RETRY=5
@@ -13,7 +14,7 @@ start_postgres fsync=off wal_level=logical
 psql -X -q -d postgres -c "ALTER DATABASE src SET once.transport = 'wal'"
 # (a short backoff: the 503s are retried within the test)
 psql_src -c "SELECT once.topic_policy('t.retry', backoff_base => '100 ms', backoff_max => '1 second')" >/dev/null
-start_http_receiver r --dead-topic t.dead --fail-first 1 --fail-topic t.retry
+start_http_receiver r --dead-topic t.dead --fail-first 1 --fail-topic t.retry --retry-after 2
 
 send() {   # topic count: one transaction; prints "id topic payload headers" per message
     psql_src -c "SELECT once.send('$1', jsonb_build_object('topic', '$1', 'n', g),
@@ -44,11 +45,15 @@ expected_ok() { { ids_of_topic t.ok; ids_of_topic t.retry; } | sort; }
 diff <(expected_ok) <(ok_ids) >/dev/null ||
     fail "delivered ids differ from the t.ok and t.retry ids sent: $(diff <(expected_ok) <(ok_ids) | head -3)"
 [ "$(jq -r 'select(.topic == "t.ok") | .id' "$HTTP_LOG" | sort | uniq -d | wc -l)" = 0 ] || fail "a t.ok message was posted twice"
-# t.retry: refused once (503), then delivered from the table as attempt 2.
+# t.retry: refused once (503, Retry-After: 2), then delivered from the table as attempt 2, not
+# before the receiver's Retry-After (the topic's backoff alone would retry within 1 s).
 for id in $(ids_of_topic t.retry); do
     [ "$(jq -r --arg id "$id" 'select(.id == $id) | .status' "$HTTP_LOG" | tr '\n' ' ')" = "503 200 " ] ||
         fail "t.retry $id: statuses $(jq -r --arg id "$id" 'select(.id == $id) | .status' "$HTTP_LOG" | tr '\n' ' '), want 503 then 200"
 done
+early=$(jq -s 'map(select(.topic == "t.retry")) | group_by(.id) | map(select(length == 2)
+               | (map(select(.status == 200))[0].t - map(select(.status == 503))[0].t)) | map(select(. < 1.9)) | length' "$HTTP_LOG")
+[ "$early" = 0 ] || fail "$early t.retry message(s) retried before the receiver's Retry-After"
 # t.dead: refused once (400), dead at once, with what was sent.
 for id in $(ids_of_topic t.dead); do
     [ "$(jq -r --arg id "$id" 'select(.id == $id) | .status' "$HTTP_LOG" | tr '\n' ' ')" = "400 " ] ||

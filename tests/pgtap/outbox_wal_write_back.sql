@@ -5,7 +5,7 @@
 -- call it; bad arguments are refused as once.send refuses them, and write nothing. Keyed
 -- write-backs (fenced) are checked in tests/integration/outbox_wal_keyed.sql.
 BEGIN;
-SELECT plan(31);
+SELECT plan(34);
 
 CREATE ROLE wb_relay;
 GRANT once_relay TO wb_relay;
@@ -81,7 +81,7 @@ SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(9), 'wb.forged', NUL
                  '42501', NULL, 'a producer cannot call once.wal_write_back');
 RESET ROLE;
 SELECT ok(NOT has_function_privilege('public',
-              'once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid)', 'EXECUTE'),
+              'once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval)', 'EXECUTE'),
           'PUBLIC has no EXECUTE on once.wal_write_back');
 
 -- Bad arguments: once.send's checks, and those of the write-back itself. Nothing is written.
@@ -110,7 +110,17 @@ SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(16), 'wb.bad', NULL,
                  '22023', 'created_at must not be NULL', 'a NULL created_at is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(17), 'wb.bad', NULL, '{}', NULL, now(), 1, NULL, NULL)$$,
                  '22023', 'dead must not be NULL', 'a NULL dead is refused');
+SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(18), 'wb.bad', NULL, '{}', NULL, now(), 1, NULL, false,
+                                              retry_after => '-1 second')$$,
+                 'ON209', NULL, 'a negative retry_after is refused, as once.nack refuses it');
+-- The sink's Retry-After: due then, not after the topic's backoff (at most 1 s here).
+SELECT ok(once.wal_write_back(pg_temp.wb_id(19), 'wb.retry_after', NULL, '{}', NULL, now(), 1, 'HTTP 429', false,
+                              retry_after => '1 hour'), 'a retry with the sink''s retry_after is written back');
 RESET ROLE;
+SELECT ok((SELECT visible_at >= now() + interval '59 minutes' AND visible_at <= now() + interval '61 minutes'
+                  AND dead_at IS NULL AND attempt = 1
+             FROM once.outbox WHERE id = pg_temp.wb_id(19)),
+          '... due after retry_after, not the topic''s backoff');
 SELECT is((SELECT count(*) FROM once.outbox WHERE topic IN ('wb.bad', 'wb.keyed', 'bad topic!', 'wb.forged')), 0::bigint,
           'no refused call wrote a row');
 

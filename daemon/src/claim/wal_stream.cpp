@@ -392,8 +392,8 @@ bool WalStream::settle_batch(OpenBatch& b, std::vector<Queued>& requeue) {
         case Batch::State::held_back: {
             bool dead = e.state == Batch::State::dead;
             try {
-                store_->write_back(
-                    WalWriteBack{&e.msg, e.state == Batch::State::held_back ? 0 : 1, e.error, dead, b.orders[i]});
+                store_->write_back(WalWriteBack{&e.msg, e.state == Batch::State::held_back ? 0 : 1, e.error, dead,
+                                                b.orders[i], e.state == Batch::State::retry ? e.retry_after : std::nullopt});
             } catch (const std::exception& ex) {
                 spdlog::warn("WAL stream: writing back message {} to the outbox table failed (retrying): {}", e.msg.id,
                              ex.what());

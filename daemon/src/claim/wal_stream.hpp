@@ -77,6 +77,7 @@ struct WalWriteBack {
     std::string error;     // why the sink refused it
     bool dead;             // refused for good: a dead letter at once
     WalKeyOrder order{};   // with a keyed message
+    std::optional<Millis> retry_after{};   // the sink asked to wait this long (Retry-After)
 };
 
 // The relay's ordinary database side of the WAL transport.

@@ -60,7 +60,8 @@ void PgWalStore::write_back(const WalWriteBack& w) {
     const Message& m = *w.message;
     std::string attempts = std::to_string(w.attempts);
     std::string owner = std::to_string(w.order.key_owner);
-    const char* values[11] = {m.id.c_str(),
+    std::string retry_after = w.retry_after ? pg_interval(*w.retry_after) : std::string();
+    const char* values[12] = {m.id.c_str(),
                               m.topic.c_str(),
                               m.has_key ? m.key.c_str() : nullptr,
                               m.payload.c_str(),
@@ -70,11 +71,12 @@ void PgWalStore::write_back(const WalWriteBack& w) {
                               w.error.c_str(),
                               w.dead ? "true" : "false",
                               m.has_key ? owner.c_str() : nullptr,
-                              m.has_key ? w.order.key_seq.c_str() : nullptr};
+                              m.has_key ? w.order.key_seq.c_str() : nullptr,
+                              w.retry_after ? retry_after.c_str() : nullptr};
     Result r(PQexecParams(c,
                           "SELECT once.wal_write_back($1::uuid, $2::text, $3::text, $4::jsonb, $5::jsonb, "
-                          "$6::timestamptz, $7::integer, $8::text, $9::boolean, $10::oid, $11::uuid)",
-                          11, nullptr, values, nullptr, nullptr, 0),
+                          "$6::timestamptz, $7::integer, $8::text, $9::boolean, $10::oid, $11::uuid, $12::interval)",
+                          12, nullptr, values, nullptr, nullptr, 0),
              PQclear);
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail("once.wal_write_back failed");
 }

@@ -1,7 +1,7 @@
 // once.wal_write_back: once-relay gives back a message of the WAL transport's stream that its
 // sink refused or could not take (docs/design.md, "Write-back on refusal"). The message was
 // never a row; it becomes one now, as if it had been claimed `attempts` times and nacked:
-// due again after the topic's backoff, or a dead letter when the sink refused it for good or
+// due again after the sink's Retry-After (retry_after) or the topic's backoff, or a dead letter when the sink refused it for good or
 // the topic's attempts are used up (the decision of once.nack, outbox_give_back.hpp). From
 // the table, backoff, dead letters and redrive apply as to every message.
 //
@@ -73,7 +73,8 @@ void require(FunctionCallInfo fcinfo, int arg, const char* name, const char* hin
 using namespace once;
 using namespace once::pg;
 
-// once.wal_write_back(id, topic, key, payload, headers, created_at, attempts, error, dead, key_owner, key_seq)
+// once.wal_write_back(id, topic, key, payload, headers, created_at, attempts, error, dead, key_owner, key_seq,
+//                     retry_after)
 ONCE_SQL_FUNCTION(once_wal_write_back) {
     if (PG_ARGISNULL(0))
         throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
@@ -111,6 +112,9 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
     Datum error = PG_ARGISNULL(7) ? 0 : PG_GETARG_DATUM(7);
     require(fcinfo, 8, "dead", "Pass true when the sink refused the message for good, else false.");
     const bool refused_for_good = PG_GETARG_BOOL(8);
+    // The sink asked to wait this long (Retry-After), as once.nack's retry_after.
+    std::optional<int64_t> retry_after;
+    if (!PG_ARGISNULL(11)) retry_after = interval_arg_ms(fcinfo, 11, "retry_after", 0, kMaxRetryAfterMs);
     // 0 attempts: a keyed stream message the relay did not offer the sink because an earlier
     // message of its key is in the table; it follows that one, due at once (no backoff).
     if (attempts == 0 && refused_for_good)
@@ -122,7 +126,7 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
     if (key != nullptr) lock_key_for_write_back(text_view(key));
     AsExtensionOwner owner;
     GiveBack g = decide_give_back(topic_policy(PointerGetDatum(topic)), attempts, refused_for_good,
-                                  attempts == 0 ? std::optional<int64_t>(0) : std::nullopt);
+                                  attempts == 0 ? std::optional<int64_t>(0) : retry_after);
     const uint64 inserted = write_back_plan.execute({
         {"id", id},
         {"created_at", TimestampTzGetDatum(created_at)},

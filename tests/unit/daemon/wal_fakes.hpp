@@ -76,6 +76,7 @@ struct StoreLog {
     std::optional<std::string> key = std::string(32, 'k');   // nullopt: a database without once.wal_secret()
     std::vector<std::string> written_back;          // "id dead|retry attempts error"
     std::vector<std::string> written_back_orders;   // "key owner key_seq" of keyed write-backs
+    std::vector<std::optional<Millis>> written_back_retry_after;   // per write-back
     int fail_writes = 0;                            // so many write-backs throw first
     wal::SlotReading slot = [] {                    // what read_slot() answers: a usable slot on 15
         wal::SlotReading s;
@@ -108,6 +109,7 @@ public:
         }
         log_.written_back.push_back(w.message->id + (w.dead ? " dead " : " retry ") + std::to_string(w.attempts) + " " +
                                     w.error);
+        log_.written_back_retry_after.push_back(w.retry_after);
         if (w.message->has_key) {
             log_.written_back_orders.push_back(w.message->key + " " + std::to_string(w.order.key_owner) + " " +
                                                w.order.key_seq);

@@ -36,8 +36,9 @@ struct Rig {
         stream.open_batches(open);
         for (Batch* b : open) b->dispatch(sink, 100, Batch::Clock::now());
     }
-    void answer(uint8_t id, Verdict v = Verdict::delivered, const std::string& error = "") {
-        Outcome o = sink.answer(wal_id(id), v, error);
+    void answer(uint8_t id, Verdict v = Verdict::delivered, const std::string& error = "",
+                std::optional<Millis> retry_after = std::nullopt) {
+        Outcome o = sink.answer(wal_id(id), v, error, retry_after);
         std::vector<Batch*> open;
         stream.open_batches(open);
         for (Batch* b : open)
@@ -491,4 +492,16 @@ TEST(WalStream, StopsBeforeAMessageOfANewerFormatAndConfirmsNothingPastIt) {
     EXPECT_EQ(r.sink.submitted.size(), 2u);   // nothing after it, however long
     EXPECT_EQ(r.wal.confirmed, 0x110u);       // not its transaction, nor the idle position
     EXPECT_EQ(r.wal.reads.size(), 1u);        // the stream is read no further
+}
+
+TEST(WalStream, ARetryIsWrittenBackWithTheSinksRetryAfter) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_message(2, 0x100), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::retry, "503", Millis(2000));
+    r.answer(2, Verdict::retry, "503");
+    r.settle();
+    ASSERT_EQ(r.store.written_back_retry_after.size(), 2u);
+    EXPECT_EQ(r.store.written_back_retry_after[0], std::optional<Millis>(Millis(2000)));
+    EXPECT_EQ(r.store.written_back_retry_after[1], std::nullopt);   // the topic's backoff
 }
