@@ -36,6 +36,31 @@ TEST(WalMessageTag, IsTheFirst16BytesOfHmacSha256OverTheBody) {
     EXPECT_EQ(t.sign(body), body + std::string(reinterpret_cast<char*>(mac), 16));
 }
 
+// The context is keyed once and re-initialised for every tag: each tag is still the one-shot
+// HMAC of its own body, in any order, and a copy tags as the original does.
+TEST(WalMessageTag, EachTagIsTheHmacOfItsOwnBodyWhenTheContextIsReused) {
+    auto hmac16 = [](const std::string& body) {
+        unsigned char mac[EVP_MAX_MD_SIZE];
+        unsigned int len = 0;
+        HMAC(EVP_sha256(), kKey.data(), 32, reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac, &len);
+        return std::string(reinterpret_cast<char*>(mac), 16);
+    };
+    WalMessageTag t(kKey);
+    std::string a = encoded(1), b = encoded(2), empty;
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(t.tag(a), hmac16(a));
+        EXPECT_EQ(t.tag(b), hmac16(b));
+        EXPECT_EQ(t.tag(empty), hmac16(empty));
+    }
+    WalMessageTag copy(t);
+    WalMessageTag moved(std::move(t));
+    EXPECT_EQ(copy.tag(b), hmac16(b));
+    EXPECT_EQ(moved.tag(a), hmac16(a));
+    WalMessageTag other(std::string(32, 'o'));
+    other = copy;
+    EXPECT_EQ(other.tag(a), hmac16(a));
+}
+
 TEST(WalMessageTag, VerifyReturnsTheBodyOnlyForItsOwnTag) {
     WalMessageTag t(kKey);
     std::string signed_content = t.sign(encoded(1));

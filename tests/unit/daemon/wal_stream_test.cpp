@@ -203,6 +203,20 @@ TEST(WalStream, RelayMessageCarriesIdTopicKeyHeadersAndCreatedAt) {
     EXPECT_EQ(r.created_at, "2023-11-14 22:13:20.123456+00");
 }
 
+TEST(WalStream, RelayMessageCreatedAtIsUtcWithMicroseconds) {
+    auto created_at = [](int64_t us) {
+        once::WalMessage m;
+        m.created_at_us = us;
+        m.topic = "t";
+        m.payload = "{}";
+        return relay_message(m).created_at;
+    };
+    EXPECT_EQ(created_at(0), "1970-01-01 00:00:00.000000+00");
+    EXPECT_EQ(created_at(-1), "1969-12-31 23:59:59.999999+00");
+    EXPECT_EQ(created_at(951'782'400'000'007), "2000-02-29 00:00:00.000007+00");
+    EXPECT_EQ(created_at(253'402'300'799'999'999), "9999-12-31 23:59:59.999999+00");
+}
+
 TEST(WalStream, StopsReadingWhileTheQueueIsFull) {
     Rig r;
     std::vector<once::relay::wal::WalEvent> many;
