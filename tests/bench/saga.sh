@@ -7,11 +7,18 @@
 #   saga       saga_start + 3 x saga_reply driven directly (includes its 4 once.send)
 #   inbox      6 x once.deliver per saga (3 commands + 3 replies) into a no-op handler
 #   end to end orders placed in cafe_orders by concurrent sessions, completed through 6 relays
-#              and 3 service databases; at saturation and at a steady rate
+#              and 3 service databases; at saturation and at a steady rate; once per transport:
+#              the table (the default) and the WAL (once.transport = 'wal', a slot per relay,
+#              --transport wal), one after the other in the same run, so that the WAL/table
+#              ratios come from the same machine state
 # Each part runs with durable commits and with synchronous_commit = off (its CPU cost).
-# Results: tests/bench/results/saga.txt. Not run by ctest.
+# The cluster runs with wal_level = logical for both transports when the WAL one is measured.
+# Results: tests/bench/results/saga.txt (the runs on both transports of 2026-11-26, saved by hand:
+# saga-wal.txt). Not run by ctest.
 #   SAGA_BENCH_SECONDS (default 10)  SAGA_BENCH_ORDERS (default 4000)  SAGA_BENCH_CLIENTS (8 order
 #   sessions)  SAGA_BENCH_RATES (orders/s of the steady-rate latency runs, default "100 500 800")
+#   SAGA_BENCH_TRANSPORTS (end-to-end runs, in this order, default "table wal"; "table" alone
+#   measures what this script measured before the WAL transport)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,13 +29,22 @@ secs=${SAGA_BENCH_SECONDS:-10}
 orders=${SAGA_BENCH_ORDERS:-4000}
 order_clients=${SAGA_BENCH_CLIENTS:-8}
 steady_rates=${SAGA_BENCH_RATES:-100 500 800}
+transports=${SAGA_BENCH_TRANSPORTS:-table wal}
+case " $transports " in *" table "*) ;; *) echo "SAGA_BENCH_TRANSPORTS must include table" >&2; exit 2 ;; esac
 export NPROC=$(nproc)
 out=$(bench_results saga)
 work=$(mktemp -d)
 
 cleanup() { cafe_stop_ticker; cafe_stop_relays; once_cluster_stop; rm -rf "$work"; }
 trap cleanup EXIT
-once_cluster_start synchronous_commit=on fsync=on shared_preload_libraries=pg_once
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+# No timed or size-triggered checkpoint during the runs: each transport's run starts right after
+# a CHECKPOINT instead, so that neither pays for one the other caused. (It does not explain
+# why, in three runs on the loaded machine, the first end-to-end run with durable commits ran at
+# a tenth of the second's rate, whichever transport came first: results/saga-wal.txt.)
+cluster_opts=(synchronous_commit=on fsync=on shared_preload_libraries=pg_once checkpoint_timeout=1h max_wal_size=16GB)
+case " $transports " in *" wal "*) cluster_opts+=(wal_level=logical) ;; esac
+once_cluster_start "${cluster_opts[@]}"
 CAFE_RELAY_LOG_DIR=$ONCE_CLUSTER_DIR
 cafe_setup
 
@@ -91,6 +107,10 @@ for part in baseline outbox saga inbox; do
     cpu[$part]=$(PGOPTIONS="-c synchronous_commit=off" tps "$work/$part.sql")
 done
 
+# The parts' database goes before the end-to-end runs: its autovacuum and its undelivered
+# messages are no part of them.
+psql -qX -d postgres -c "DROP DATABASE bench" >/dev/null
+
 # End to end: orders come from $order_clients concurrent sessions (a web tier), one
 # transaction per order, happy path; the rate runs from the first order to the last settled saga.
 cafe_psql cafe_orders -c "CREATE SEQUENCE bench_order_ids" >/dev/null
@@ -134,23 +154,115 @@ at_rate() {  # PREFIX RATE -> "p50 p99" with orders placed at a steady RATE per 
 set_commit() {
     cafe_psql postgres -c "ALTER SYSTEM SET synchronous_commit = $1" -c "SELECT pg_reload_conf()" >/dev/null
 }
-cafe_start_relays
-echo "measuring end to end: $orders orders from $order_clients sessions through 6 relays..."
-r=$(end_to_end durable); read -r e2e e2e_p50 e2e_p99 e2e_relays e2e_busy <<<"$r"
-declare -A steady
-for rate in $steady_rates; do steady[durable$rate]=$(at_rate "steady${rate}_durable" "$rate"); done
-set_commit off
-echo "measuring end to end without waiting for the WAL flush..."
-r=$(end_to_end cpu); read -r e2e_cpu e2e_cpu_p50 e2e_cpu_p99 e2e_cpu_relays e2e_cpu_busy <<<"$r"
-for rate in $steady_rates; do steady[cpu$rate]=$(at_rate "steady${rate}_cpu" "$rate"); done
+# The transport of the cafe databases' new sessions (the relays' sink sessions run the service
+# handlers and saga_reply, so relays start after the switch).
+use_transport() {
+    local db
+    if [ "$1" = wal ]; then cafe_use_wal; return; fi
+    for db in "${CAFE_DBS[@]}"; do psql -qX -v ON_ERROR_STOP=1 -d postgres -c "ALTER DATABASE $db RESET once.transport" >/dev/null; done
+}
+# Rows inserted into once.outbox of the four cafe databases so far: what did not ride the
+# stream (sends kept as rows, and write-backs). Statistics of a session are complete once it
+# ended, so this is read with no session of the cafe databases left.
+no_cafe_sessions() {
+    [ "$(cafe_psql postgres -c "SELECT count(*) FROM pg_stat_activity WHERE datname LIKE 'cafe\_%' AND pid <> pg_backend_pid()")" = 0 ]
+}
+outbox_inserts() {
+    once_wait_for "the cafe databases' sessions to end" 60 no_cafe_sessions
+    local db sum=0 n
+    for db in "${CAFE_DBS[@]}"; do
+        n=$(cafe_psql "$db" -c "SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'once.outbox'::regclass")
+        sum=$((sum + n))
+    done
+    echo "$sum"
+}
+# PREFIX -> p50 ms of each step's round trip (stock, payment, notification): from its command's
+# commit (the saga's start, or the previous reply's transaction) to its reply applied in
+# cafe_orders; two hops, the service's transaction and the reply's delivery each.
+per_step() {
+    cafe_psql cafe_orders -c "
+        WITH r AS (SELECT s.saga_id, s.created_at, t.step, min(t.at) AS at
+                     FROM once.sagas s JOIN once.saga_transitions t ON t.saga_id = s.saga_id
+                    WHERE s.saga_id LIKE '$1%' AND s.status = 'completed' AND t.message_id IS NOT NULL
+                    GROUP BY 1, 2, 3),
+             d AS (SELECT step, extract(epoch FROM at - coalesce(lag(at) OVER (PARTITION BY saga_id ORDER BY at), created_at)) * 1000 AS ms
+                     FROM r)
+        SELECT string_agg(round(p::numeric, 1)::text, ' / ' ORDER BY o) FROM (
+          SELECT CASE step WHEN 'reserve_stock' THEN 1 WHEN 'capture_payment' THEN 2 ELSE 3 END AS o,
+                 percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p FROM d GROUP BY step) x"
+}
+sagas_of() {  # PREFIX -> sagas whose id starts with it
+    cafe_psql cafe_orders -c "SELECT count(*) FROM once.sagas WHERE saga_id LIKE '$1%'"
+}
+declare -A steady e2e_of rows_of sagas_in steps_of
+for t in $transports; do
+    p=; [ "$t" = table ] || p="${t}_"   # the table run keeps the prefixes of earlier results
+    CAFE_TRANSPORT=$t
+    use_transport "$t"
+    rows0=$(outbox_inserts)
+    cafe_psql postgres -c CHECKPOINT
+    cafe_start_relays
+    echo "$t transport: measuring end to end: $orders orders from $order_clients sessions through 6 relays..."
+    e2e_of[${t}durable]=$(end_to_end "${p}durable")
+    for rate in $steady_rates; do
+        steady[${t}durable$rate]=$(at_rate "${p}steady${rate}_durable" "$rate")
+        steps_of[$t$rate]=$(per_step "${p}steady${rate}_durable-")
+    done
+    set_commit off
+    echo "$t transport: measuring end to end without waiting for the WAL flush..."
+    e2e_of[${t}cpu]=$(end_to_end "${p}cpu")
+    for rate in $steady_rates; do steady[${t}cpu$rate]=$(at_rate "${p}steady${rate}_cpu" "$rate"); done
+    set_commit on
+    cafe_stop_relays
+    rows_of[$t]=$(( $(outbox_inserts) - rows0 ))
+    sagas_in[$t]=$(( $(sagas_of "${p}durable-") + $(sagas_of "${p}cpu-") ))
+    for rate in $steady_rates; do
+        sagas_in[$t]=$(( ${sagas_in[$t]} + $(sagas_of "${p}steady${rate}_") ))
+    done
+done
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+grep -h "checkpoint" "$ONCE_CLUSTER_DIR/server.log" >&2 || true   # (on the console: whether one came anyway)
+read -r e2e e2e_p50 e2e_p99 e2e_relays e2e_busy <<<"${e2e_of[tabledurable]}"
+read -r e2e_cpu e2e_cpu_p50 e2e_cpu_p99 e2e_cpu_relays e2e_cpu_busy <<<"${e2e_of[tablecpu]}"
 steady_rows=""
 for rate in $steady_rates; do
     steady_rows+=$(printf '  at a steady %4d orders/s                  %7s  %7s %7s  %7s   (target p99 <= 50)' "$rate" \
-        ${steady[durable$rate]} ${steady[cpu$rate]})$'\n'
+        ${steady[tabledurable$rate]} ${steady[tablecpu$rate]})$'\n'
 done
-set_commit on
 
-export STEADY_ROWS=$steady_rows
+# The transports side by side (every row from this run).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2fx", a / b }'; }
+transport_rows=""
+if [ -n "${e2e_of[waldurable]:-}" ]; then
+    read -r wd wd50 wd99 _ wdbusy <<<"${e2e_of[waldurable]}"
+    read -r wc wc50 wc99 _ wcbusy <<<"${e2e_of[walcpu]}"
+    read -r td td50 td99 _ tdbusy <<<"${e2e_of[tabledurable]}"
+    read -r tc tc50 tc99 _ tcbusy <<<"${e2e_of[tablecpu]}"
+    transport_rows+=$'\n'"WAL transport vs table transport, end to end, same run (wal_level = logical for both;"$'\n'
+    transport_rows+="in the order $transports; a slot per relay, --transport wal, once.transport = 'wal'):"$'\n'
+    transport_rows+=$(printf '%-44s %15s %15s %9s' "" "table" "WAL" "WAL/table")$'\n'
+    transport_rows+=$(printf '%-44s %15s %15s %9s   (target WAL >= 2000)' "sagas/s, $orders orders, durable" "$td" "$wd" "$(ratio "$wd" "$td")")$'\n'
+    transport_rows+=$(printf '%-44s %15s %15s %9s' "sagas/s, synchronous_commit=off" "$tc" "$wc" "$(ratio "$wc" "$tc")")$'\n'
+    transport_rows+=$(printf '%-44s %15s %15s' "CPU busy (of all cores), durable / off" "$tdbusy / $tcbusy" "$wdbusy / $wcbusy")$'\n'
+    transport_rows+="latency, created -> finished, ms, p50 / p99                       p99 WAL/table"$'\n'
+    transport_rows+=$(printf '  %-42s %15s %15s %9s' "at saturation, durable" "$td50 / $td99" "$wd50 / $wd99" "$(ratio "$wd99" "$td99")")$'\n'
+    transport_rows+=$(printf '  %-42s %15s %15s %9s' "at saturation, synchronous_commit=off" "$tc50 / $tc99" "$wc50 / $wc99" "$(ratio "$wc99" "$tc99")")$'\n'
+    for mode in durable cpu; do
+        for rate in $steady_rates; do
+            read -r a50 a99 <<<"${steady[table$mode$rate]}"
+            read -r b50 b99 <<<"${steady[wal$mode$rate]}"
+            transport_rows+=$(printf '  %-42s %15s %15s %9s%s' "at a steady $rate orders/s, $([ $mode = durable ] && echo durable || echo sync commit off)" \
+                "$a50 / $a99" "$b50 / $b99" "$(ratio "$b99" "$a99")" "$([ "$rate" = 500 ] && [ $mode = durable ] && echo '   (target WAL p99 <= 50)')")$'\n'
+        done
+    done
+    transport_rows+="round trip per step (command committed -> reply applied), p50 ms, durable: stock / payment / notify"$'\n'
+    for rate in $steady_rates; do
+        transport_rows+=$(printf '  %-30s %24s %24s' "at a steady $rate orders/s" "${steps_of[table$rate]}" "${steps_of[wal$rate]}")$'\n'
+    done
+    transport_rows+="rows inserted into once.outbox (what did not ride the stream; 6 messages per saga: 3 commands, 3 replies):"$'\n'
+    transport_rows+="  table run ${rows_of[table]} for ${sagas_in[table]} sagas; WAL run ${rows_of[wal]} for ${sagas_in[wal]} sagas"$'\n'
+fi
+export STEADY_ROWS=$steady_rows TRANSPORT_ROWS=$transport_rows LOAD_START=$load_start LOAD_END=$load_end
 report=$(awk -v secs="$secs" -v clients="$order_clients" -v orders="$orders" \
     -v b="${durable[baseline]}" -v o="${durable[outbox]}" -v s="${durable[saga]}" -v i="${durable[inbox]}" \
     -v cb="${cpu[baseline]}" -v co="${cpu[outbox]}" -v cs="${cpu[saga]}" -v ci="${cpu[inbox]}" \
@@ -160,19 +272,21 @@ function ms(t) { return 1000.0 / t }
 function row(name, d, c) { printf "%-46s %9.0f %9.2f   %9.0f %9.2f\n", name, d, ms(d), c, ms(c) }
 BEGIN {
   printf "CampusCafe saga benchmark (4-step flow: order, stock, payment, notification)\n";
-  printf "machine: %s cores shared with other sessions; fsync=on; parts: pgbench -c 4 -j 2, %ss each\n\n", ENVIRON["NPROC"], secs;
+  printf "machine: %s cores shared with other sessions; fsync=on; parts: pgbench -c 4 -j 2, %ss each\n", ENVIRON["NPROC"], secs;
+  printf "load average (1, 5, 15 min): %s at the start, %s at the end\n\n", ENVIRON["LOAD_START"], ENVIRON["LOAD_END"];
   printf "%-46s %19s   %19s\n", "", "durable commits", "synchronous_commit=off";
   printf "%-46s %9s %9s   %9s %9s\n", "part", "sagas/s", "ms/saga", "sagas/s", "ms/saga";
   row("baseline: hand-written SQL, same writes", b, cb);
   row("outbox: 4 x once.send", o, co);
   row("saga: saga_start + 3 x saga_reply (+ sends)", s, cs);
   row("inbox: 6 x once.deliver (no-op handler)", i, ci);
-  row("end to end, " orders " orders, " clients " sessions", e, ce);
+  row("end to end (table), " orders " orders, " clients " sessions", e, ce);
   printf "\nend to end vs the 1,000 sagas/s target: %.2f durable, %.2f without the WAL flush\n", e / 1000, ce / 1000;
   printf "CPU busy during the end-to-end runs: %.0f%% durable, %.0f%% without the WAL flush (of all cores)\n", 100 * eb, 100 * ceb;
   printf "latency, created -> finished, ms:               p50      p99     p50      p99\n";
   printf "  at saturation (%4d orders at once)        %7s  %7s %7s  %7s\n", orders, ep50, ep99, cep50, cep99;
   printf "%s", ENVIRON["STEADY_ROWS"];
+  printf "%s", ENVIRON["TRANSPORT_ROWS"];
   printf "\nsaga logic vs baseline: %.2fx the cost of the hand-written SQL (durable commits; target <= 1.15)\n", ms(s) / ms(b);
   printf "saga logic vs baseline: %.2fx without waiting for the WAL flush (the CPU cost)\n", ms(cs) / ms(cb);
   # Shares of one end-to-end saga in machine time, from the CPU figures (at saturation each
