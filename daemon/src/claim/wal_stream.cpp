@@ -231,7 +231,7 @@ void WalStream::handle(std::vector<wal::WalEvent>& events) {
                 continue;
             }
             tracker_.message_received(m->commit_lsn, m->commit_time);
-            pending_.push_back(Queued{relay_message(m->message), m->commit_lsn, relay_key_order(m->message)});
+            pending_.push_back(Queued{relay_message(m->message), m->commit_lsn, relay_key_order(m->message), m->xid});
         } else if (auto* end = std::get_if<wal::TransactionEndEvent>(&ev)) {
             tracker_.transaction_ended(end->commit_lsn, end->end_lsn, end->commit_time);
         } else if (auto* newer = std::get_if<wal::NewerFormatEvent>(&ev)) {
@@ -340,9 +340,12 @@ bool WalStream::wrote_back_behind_its_key(const Queued& q, bool& failed) {
 
 void WalStream::start_claim(const ClaimRequest& request) {
     size_t n = static_cast<size_t>(std::max(1, request.batch));
+    // Only what other sessions can see already (also before writing anything back).
+    size_t visible = 0;
+    if (!visible_prefix(std::min(n, pending_.size()), visible)) return;
     std::vector<Queued> taken;
     std::set<KeyOwner> taken_keys;
-    while (taken.size() < n && !pending_.empty()) {
+    while (visible > 0 && taken.size() < n && !pending_.empty()) {
         Queued& q = pending_.front();
         if (q.message.has_key) {
             KeyOwner k{q.message.key, q.order.key_owner};
@@ -351,6 +354,7 @@ void WalStream::start_claim(const ClaimRequest& request) {
             bool failed = false;
             if (wrote_back_behind_its_key(q, failed)) {
                 pending_.pop_front();
+                --visible;
                 continue;
             }
             if (failed) break;
@@ -358,10 +362,30 @@ void WalStream::start_claim(const ClaimRequest& request) {
         }
         taken.push_back(std::move(q));
         pending_.pop_front();
+        --visible;
     }
     in_flight_keys_.insert(taken_keys.begin(), taken_keys.end());
-    if (taken.empty()) return;   // (all written back, or the front waits for its key)
+    if (taken.empty()) return;   // (all written back, the front waits for its key, or is not visible yet)
     answered_ = std::move(taken);
+}
+
+bool WalStream::visible_prefix(size_t limit, size_t& visible) {
+    auto count = [&] {
+        size_t v = 0;
+        while (v < limit && wal::committed_xid_visible(pending_[v].xid, *snapshot_)) ++v;
+        return v;
+    };
+    visible = snapshot_ ? count() : 0;
+    if (visible == limit) return true;
+    try {
+        snapshot_ = wal::parse_snapshot(store_->current_snapshot());
+    } catch (const std::exception& e) {
+        spdlog::warn("WAL stream: reading pg_current_snapshot() failed (retrying): {}", e.what());
+        write_back_retry_at_ = Clock::now() + kWriteBackRetry;
+        return false;
+    }
+    visible = count();
+    return true;
 }
 
 std::vector<ClaimAnswer> WalStream::collect_claims() {

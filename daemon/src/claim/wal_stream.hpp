@@ -22,6 +22,10 @@
 // fences are left and nothing is unsettled, status updates ask for a keepalive, so the idle
 // position (and with it the confirmation) passes the write-backs' own WAL.
 //
+// A claim takes only messages whose transactions other sessions can see already
+// (wal/commit_visibility.hpp): the stream has a transaction as soon as its commit is flushed,
+// a moment before it becomes visible, and a consumer must find the producer's writes.
+//
 // A message of a newer format version (a newer extension's, its tag verified) stops the
 // reading before it: nothing past it is published or confirmed until an upgraded relay reads it.
 //
@@ -45,6 +49,7 @@
 #include "duration.hpp"
 #include "message.hpp"
 #include "metrics.hpp"
+#include "wal/commit_visibility.hpp"
 #include "wal/flush_tracker.hpp"
 #include "wal/slot_health.hpp"
 #include "wal/wal_reader.hpp"
@@ -100,6 +105,8 @@ public:
     virtual int release_fences(std::optional<wal::Lsn> confirmed) = 0;
     // The (key, owner) of the rows still fenced (once.wal_fenced_keys).
     virtual std::vector<std::pair<std::string, uint32_t>> fenced_keys() = 0;
+    // pg_current_snapshot() as text (wal/commit_visibility.hpp). Throws on failure.
+    virtual std::string current_snapshot() = 0;
 };
 
 // WalMessage -> the relay's Message (uuid text, created_at as timestamptz text in UTC).
@@ -169,6 +176,7 @@ private:
         Message message;
         wal::Lsn commit_lsn;
         WalKeyOrder order;
+        uint32_t xid = 0;   // its transaction's
     };
     struct OpenBatch {
         Batch batch;
@@ -182,6 +190,9 @@ private:
     // `failed`).
     bool wrote_back_behind_its_key(const Queued& q, bool& failed);
     void release_fences(Clock::time_point now);
+    // How many of the first `limit` queued messages, in order, other sessions can see already;
+    // false: the database could not be asked.
+    bool visible_prefix(size_t limit, size_t& visible);
     void stop_before_newer_format(const wal::NewerFormatEvent& e);
     void handle(std::vector<wal::WalEvent>& events);
     void confirm(Clock::time_point now);
@@ -216,6 +227,7 @@ private:
     Clock::time_point last_sent_{};
     std::set<KeyOwner> in_flight_keys_;          // keys of messages claimed and not yet settled
     std::set<KeyOwner> written_back_keys_;       // keys written back: later stream messages follow them
+    std::optional<wal::SnapshotXids> snapshot_;  // the last one read: what was visible to it stays visible
     bool stalled_at_newer_format_ = false;       // read up to a message of a newer format: no further
     int fences_left_ = 0;                        // rows still fenced, as last released
     wal::Lsn fences_released_to_ = 0;

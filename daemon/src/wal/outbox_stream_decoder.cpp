@@ -11,6 +11,7 @@ struct Visitor {
     bool& in_transaction;
     Lsn& final_lsn;
     int64_t& commit_time;
+    uint32_t& xid;
     size_t& messages;
     const std::optional<WalMessageTag>& tag;
     std::vector<WalEvent>& events;
@@ -20,6 +21,7 @@ struct Visitor {
         in_transaction = true;
         final_lsn = b.final_lsn;
         commit_time = b.commit_time;
+        xid = b.xid;
         messages = 0;
     }
 
@@ -48,7 +50,7 @@ struct Visitor {
             return;
         }
         try {
-            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content), commit_time});
+            events.push_back(OutboxMessageEvent{final_lsn, m.lsn, once::decode_wal_message(m.content), commit_time, xid});
             ++messages;
         } catch (const once::WalMessageVersionError& e) {
             events.push_back(NewerFormatEvent{final_lsn, m.lsn, e.version(), e.what()});
@@ -63,7 +65,7 @@ struct Visitor {
 }  // namespace
 
 void OutboxStreamDecoder::feed(std::string_view pgoutput_message, std::vector<WalEvent>& events) {
-    std::visit(Visitor{in_transaction_, final_lsn_, commit_time_, messages_in_transaction_, tag_, events}, parse_pgoutput(pgoutput_message));
+    std::visit(Visitor{in_transaction_, final_lsn_, commit_time_, xid_, messages_in_transaction_, tag_, events}, parse_pgoutput(pgoutput_message));
 }
 
 }  // namespace once::relay::wal

@@ -31,6 +31,7 @@ struct OutboxMessageEvent {
     Lsn message_lsn = 0;
     once::WalMessage message;
     int64_t commit_time = 0;  // the transaction's commit time (its Begin), PostgreSQL epoch, microseconds
+    uint32_t xid = 0;         // the transaction's id (its Begin): whether it is visible yet (commit_visibility.hpp)
 };
 
 struct MalformedMessageEvent {
@@ -78,6 +79,7 @@ private:
     bool in_transaction_ = false;
     Lsn final_lsn_ = 0;
     int64_t commit_time_ = 0;
+    uint32_t xid_ = 0;
     size_t messages_in_transaction_ = 0;
 };
 

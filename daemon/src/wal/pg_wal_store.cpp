@@ -81,6 +81,12 @@ void PgWalStore::write_back(const WalWriteBack& w) {
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail("once.wal_write_back failed");
 }
 
+std::string PgWalStore::current_snapshot() {
+    Result r(PQexec(connection(), "SELECT pg_current_snapshot()::text"), PQclear);
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) fail("SELECT pg_current_snapshot() failed");
+    return PQgetvalue(r.get(), 0, 0);
+}
+
 // One row whether or not the slot exists. invalidation_reason and failover exist from 17 on:
 // read through to_jsonb so one statement serves every version. Physical senders are the WAL
 // senders without a database; pg_stat_get_wal_senders() shows every role their pids, and

@@ -30,6 +30,7 @@ public:
     bool key_in_table(const std::string& key, uint32_t owner) override;
     int release_fences(std::optional<wal::Lsn> confirmed) override;
     std::vector<std::pair<std::string, uint32_t>> fenced_keys() override;
+    std::string current_snapshot() override;
 
 private:
     PGconn* connection();

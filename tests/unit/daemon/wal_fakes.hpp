@@ -78,6 +78,8 @@ struct StoreLog {
     std::vector<std::string> written_back_orders;   // "key owner key_seq" of keyed write-backs
     std::vector<std::optional<Millis>> written_back_retry_after;   // per write-back
     int fail_writes = 0;                            // so many write-backs throw first
+    std::deque<std::string> snapshots;              // current_snapshot() answers, one each; then "1000:1000:"
+    int snapshot_reads = 0;
     wal::SlotReading slot = [] {                    // what read_slot() answers: a usable slot on 15
         wal::SlotReading s;
         s.slot = "once_relay";
@@ -101,6 +103,14 @@ public:
     wal::SlotReading read_slot() override {
         ++log_.slot_reads;
         return log_.slot;
+    }
+    std::string current_snapshot() override {
+        ++log_.snapshot_reads;
+        if (log_.snapshots.empty()) return "1000:1000:";   // (test messages' xids are below: visible)
+        std::string s = log_.snapshots.front();
+        log_.snapshots.pop_front();
+        if (s == "throw") throw std::runtime_error("database down");
+        return s;
     }
     void write_back(const WalWriteBack& w) override {
         if (log_.fail_writes > 0) {
@@ -137,7 +147,7 @@ inline wal::WalEvent wal_message(uint8_t id, wal::Lsn commit, const char* topic 
     m.created_at_us = 1'700'000'000'000'000;
     m.topic = topic;
     m.payload = "{\"n\":" + std::to_string(id) + "}";
-    return wal::OutboxMessageEvent{commit, commit - 8, m, commit_time};
+    return wal::OutboxMessageEvent{commit, commit - 8, m, commit_time, id};   // (its transaction's xid: the id)
 }
 // The same with a key of owner `owner`; its key_seq is the id byte repeated.
 inline wal::WalEvent wal_keyed(uint8_t id, wal::Lsn commit, const char* key, uint32_t owner = 10) {

@@ -519,3 +519,28 @@ TEST(WalStream, ARetryIsWrittenBackWithTheSinksRetryAfter) {
     EXPECT_EQ(r.store.written_back_retry_after[0], std::optional<Millis>(Millis(2000)));
     EXPECT_EQ(r.store.written_back_retry_after[1], std::nullopt);   // the topic's backoff
 }
+
+TEST(WalStream, PublishesAMessageOnlyOnceItsTransactionIsVisibleToOtherSessions) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110), wal_message(2, 0x200), wal_end(0x200, 0x210),
+                           wal_message(3, 0x300), wal_end(0x300, 0x310)});
+    // Transaction 2 is committed and flushed (the stream has it) but still in the running set.
+    r.store.snapshots = {"1:4:2"};
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1)}));   // not 3 either: it comes after 2
+    EXPECT_EQ(r.store.snapshot_reads, 1);
+    r.answer(1);
+    r.settle();
+    r.turn();   // a new snapshot: 2 has left the running set
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2), wal_id(3)}));
+    EXPECT_EQ(r.store.snapshot_reads, 2);
+}
+
+TEST(WalStream, ClaimsNothingWhileTheSnapshotCannotBeRead) {
+    Rig r;
+    r.wal.reads.push_back({wal_message(1, 0x100), wal_end(0x100, 0x110)});
+    r.store.snapshots = {"throw"};
+    r.turn();
+    EXPECT_TRUE(r.sink.submitted.empty());
+    EXPECT_FALSE(r.stream.may_claim());   // (retried after a second, as a failed write-back)
+}
