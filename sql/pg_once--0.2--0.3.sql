@@ -1348,7 +1348,9 @@ COMMENT ON FUNCTION once.wal_secret() IS
 
 -- A keyed message comes back with the key_owner and key_seq it carried (format version 2) and
 -- fenced: once.outbox.stream_fence is the WAL insert position after the write-back took the
--- key's lock, and no claim takes the row until once.wal_release_fences clears it.
+-- key's lock, once.outbox.stream_fence_slot the slot of the relay writing it back (`slot`,
+-- required with a key), and no claim takes the row until once.wal_release_fences(slot, ...)
+-- clears it: only that slot's confirmation says the stream messages before the fence are settled.
 CREATE FUNCTION once.wal_write_back(
     id         uuid,
     topic      text,
@@ -1361,17 +1363,18 @@ CREATE FUNCTION once.wal_write_back(
     dead       boolean,
     key_owner  oid DEFAULT NULL,
     key_seq    uuid DEFAULT NULL,
+    slot       name DEFAULT NULL,
     retry_after interval DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_wal_write_back' LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval) IS
-    'A relay gives back a WAL transport message its sink refused: retried after retry_after (the sink''s Retry-After) or the topic''s backoff, or dead, a keyed one fenced; false if the id is in the outbox already';
+COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) IS
+    'A relay gives back a WAL transport message its sink refused: retried after retry_after (the sink''s Retry-After) or the topic''s backoff, or dead, a keyed one fenced for the slot; false if the id is in the outbox already';
 
 REVOKE ALL ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval) FROM PUBLIC;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval) TO once_relay;
+    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) TO once_relay;
 
 -- =======================================================================================
 -- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id) (issue 20,
@@ -1518,6 +1521,9 @@ GRANT EXECUTE ON FUNCTION once.console_saga_retry(text, text, text), once.consol
 -- reason 'fenced'. once.wal_write_back's key_owner and key_seq are in its section above (0.3 is
 -- unreleased). sql/src/20_outbox.sql (column, index, view) and 22_outbox_wal.sql.
 ALTER TABLE once.outbox ADD COLUMN stream_fence pg_lsn;
+-- The slot whose relay fenced the row: only its confirmation releases the fence (relay groups
+-- split by topic each have their own slot).
+ALTER TABLE once.outbox ADD COLUMN stream_fence_slot name;
 CREATE INDEX outbox_stream_fence ON once.outbox (stream_fence) WHERE stream_fence IS NOT NULL;
 CREATE OR REPLACE VIEW once.blocked_keys AS
 WITH prepared AS MATERIALIZED (
@@ -1564,24 +1570,30 @@ SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
 COMMENT ON VIEW once.blocked_keys IS
     'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), due for over 5 minutes and unclaimed (is a relay serving its topic?), or fenced by the WAL transport''s relay (until it confirms its slot past the write-back: is it running?)';
 
--- The relay has confirmed its slot up to `confirmed`: every stream message committed before
--- a fence at or below it is settled (delivered, or written back behind the fenced row), so
--- those rows may be claimed (the relays are woken as by a send: channel once_outbox). Returns
--- how many rows stay fenced (above `confirmed`).
-CREATE FUNCTION once.wal_release_fences(confirmed pg_lsn) RETURNS integer
+-- The relay of `slot` has confirmed it up to `confirmed`: every stream message committed before
+-- a fence of that slot at or below it is settled (delivered, or written back behind the fenced
+-- row), so those rows may be claimed (the relays are woken as by a send: channel once_outbox).
+-- Another slot's fences stay: its relay group may not have passed them yet. A fence whose slot
+-- no longer exists is released too: the stream messages it waited for went with the slot.
+-- Returns how many rows of `slot` stay fenced (above `confirmed`).
+CREATE FUNCTION once.wal_release_fences(slot name, confirmed pg_lsn) RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    UPDATE once.outbox o SET stream_fence = NULL
-     WHERE o.stream_fence IS NOT NULL AND o.stream_fence OPERATOR(pg_catalog.<=) confirmed;
+    UPDATE once.outbox o SET stream_fence = NULL, stream_fence_slot = NULL
+     WHERE o.stream_fence IS NOT NULL
+       AND ((o.stream_fence_slot OPERATOR(pg_catalog.=) slot AND o.stream_fence OPERATOR(pg_catalog.<=) confirmed)
+            OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_replication_slots s
+                            WHERE s.slot_name OPERATOR(pg_catalog.=) o.stream_fence_slot));
     IF FOUND THEN
         PERFORM pg_catalog.pg_notify('once_outbox', NULL);
     END IF;
-    RETURN (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM once.outbox o WHERE o.stream_fence IS NOT NULL);
+    RETURN (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM once.outbox o
+             WHERE o.stream_fence IS NOT NULL AND o.stream_fence_slot OPERATOR(pg_catalog.=) slot);
 END
 $$;
-COMMENT ON FUNCTION once.wal_release_fences(pg_lsn) IS
-    'A WAL transport relay confirmed its slot up to this position: written-back keyed messages fenced at or below it become claimable; returns how many stay fenced';
+COMMENT ON FUNCTION once.wal_release_fences(name, pg_lsn) IS
+    'A WAL transport relay confirmed its slot up to this position: written-back keyed messages that slot fenced at or below it (and those of slots that no longer exist) become claimable; returns how many of the slot''s stay fenced';
 
 -- Whether the outbox table holds a message of (key, key_owner): while it does, the relay
 -- writes the key's stream messages back behind it instead of publishing them.
@@ -1595,14 +1607,17 @@ $$;
 COMMENT ON FUNCTION once.wal_key_in_table(text, oid) IS
     'Whether the outbox table holds a message of this key and owner (the WAL transport''s relay writes the key''s stream messages back while it does)';
 
--- The keys of fenced rows: a relay that starts (after kill -9, say) writes back the stream
--- messages of these keys that it reads again, as the relay that fenced them would have.
-CREATE FUNCTION once.wal_fenced_keys() RETURNS TABLE (key text, key_owner oid)
+-- The keys of the rows `slot` fenced: a relay of that slot that starts (after kill -9, say)
+-- writes back the stream messages of these keys that it reads again, as the relay that fenced
+-- them would have.
+CREATE FUNCTION once.wal_fenced_keys(slot name) RETURNS TABLE (key text, key_owner oid)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$ SELECT DISTINCT o.key, o.key_owner FROM once.outbox o WHERE o.stream_fence IS NOT NULL AND o.key IS NOT NULL $$;
-COMMENT ON FUNCTION once.wal_fenced_keys() IS
-    'The (key, key_owner) of written-back keyed messages still fenced (the WAL transport''s relay loads them at start)';
+AS $$ SELECT DISTINCT o.key, o.key_owner FROM once.outbox o
+       WHERE o.stream_fence IS NOT NULL AND o.key IS NOT NULL
+         AND o.stream_fence_slot OPERATOR(pg_catalog.=) wal_fenced_keys.slot $$;
+COMMENT ON FUNCTION once.wal_fenced_keys(name) IS
+    'The (key, key_owner) of written-back keyed messages this slot''s relay fenced and that are still fenced (the WAL transport''s relay loads them at start)';
 
-REVOKE ALL ON FUNCTION once.wal_release_fences(pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION once.wal_release_fences(pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys()
+REVOKE ALL ON FUNCTION once.wal_release_fences(name, pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys(name) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.wal_release_fences(name, pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys(name)
     TO once_relay;

@@ -100,6 +100,7 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     counter("once_wal_stream_restarts_total", "WAL transport: replication connections re-opened after a failure.", wal_stream_restarts.load());
     if (int64_t active = wal_stream_active.load(); active >= 0) {
         counter("once_wal_passed_over_total", "WAL transport: messages of topics this relay does not serve (--topics), passed over: the relay group serving them reads them from its own slot.", wal_passed_over.load());
+        gauge("once_wal_write_backs_waiting", "WAL transport: write-backs waiting for their key's lock (held by a prepared transaction, say), retried every second; the stream goes on, confirmed up to before them.", std::to_string(wal_write_backs_waiting.load()));
         gauge("once_wal_stream_active", "WAL transport: 1 while this relay streams the slot, 0 while it stands by (another relay of the group streams it) or reopens the stream.", std::to_string(active));
     }
     if (int64_t lag = wal_slot_lag_bytes.load(); lag >= 0)

@@ -54,6 +54,7 @@ struct Metrics {
     std::atomic<uint64_t> wal_stream_restarts{0};   // replication connections re-opened
     std::atomic<uint64_t> wal_passed_over{0};       // messages of topics this relay does not serve (--topics)
     std::atomic<int64_t> wal_stream_active{-1};     // 1: this relay streams the slot; 0: standing by or reopening; -1: table transport
+    std::atomic<int64_t> wal_write_backs_waiting{0};   // write-backs whose key's lock is held (a prepared transaction): retried
     std::atomic<int64_t> wal_slot_lag_bytes{-1};    // read with the outbox gauges; -1: not read / no slot
     // wal::SlotVerdict of the last look at the slot (0 usable, 1 missing, 2 lost, 3 refused:
     // physical standbys before 17); -1: not the WAL transport.

@@ -36,6 +36,8 @@ CREATE TABLE once.outbox (
     stream_fence pg_lsn,                           -- (0.3) a keyed message the WAL transport's relay wrote back: not
                                                    -- claimable until the relay confirmed the slot up to this position
                                                    -- (once.wal_release_fences); NULL otherwise
+    stream_fence_slot name,                        -- (0.3) the replication slot whose relay wrote the fenced row back:
+                                                   -- only that slot's confirmation releases the fence; NULL unfenced
     CONSTRAINT outbox_pkey PRIMARY KEY (id)
 ) WITH (
     fillfactor = 40,                               -- room for a HOT version of every row a claim updates

@@ -81,7 +81,7 @@ SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(9), 'wb.forged', NUL
                  '42501', NULL, 'a producer cannot call once.wal_write_back');
 RESET ROLE;
 SELECT ok(NOT has_function_privilege('public',
-              'once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, interval)', 'EXECUTE'),
+              'once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval)', 'EXECUTE'),
           'PUBLIC has no EXECUTE on once.wal_write_back');
 
 -- Bad arguments: once.send's checks, and those of the write-back itself. Nothing is written.
@@ -90,7 +90,7 @@ SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(10), 'wb.keyed', 'k'
                  '22023', 'a keyed message needs its key_owner and key_seq', 'a key without its order is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(10), 'wb.keyed', NULL, '{}', NULL, now(), 1, NULL, false,
                                              10::oid, gen_random_uuid())$$,
-                 '22023', 'key_owner and key_seq need a key', 'an order without a key is refused');
+                 '22023', 'key_owner, key_seq and slot need a key', 'an order without a key is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(NULL, 'wb.bad', NULL, '{}', NULL, now(), 1, NULL, false)$$,
                  'ON211', NULL, 'a NULL id is refused');
 SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wb_id(11), 'bad topic!', NULL, '{}', NULL, now(), 1, NULL, false)$$,

@@ -48,6 +48,7 @@ std::string timestamptz_text(int64_t unix_us) {
 // status interval anyway).
 constexpr std::chrono::milliseconds kConfirmEvery{200};
 constexpr std::chrono::seconds kWriteBackRetry{1};
+constexpr const char* kBehindItsKey = "behind an earlier message of its key in the outbox table";
 // While the queue is full and the stream not read: a status update this often.
 constexpr std::chrono::seconds kQuietStatusEvery{10};
 
@@ -150,6 +151,9 @@ void WalStream::reset(const std::string& why, Clock::time_point now) {
     answered_.reset();
     batches_.clear();
     in_flight_keys_.clear();
+    waiting_write_backs_.clear();   // (unconfirmed: they come again)
+    metrics_.wal_write_backs_waiting = 0;
+    waiting_logged_ = false;
     tracker_ = wal::FlushTracker{};
     stalled_at_newer_format_ = false;   // (met again when the stream reaches it)
     ++failures_;
@@ -199,6 +203,7 @@ void WalStream::pump(Clock::time_point now) {
             return;
         }
     }
+    retry_waiting_write_backs(now);   // (before confirm: one written back settles its message)
     std::vector<wal::WalEvent> events;
     try {
         if (pending_.size() >= kMaxQueued || stalled_at_newer_format_) {   // read nothing more for now
@@ -324,8 +329,12 @@ bool WalStream::wrote_back_behind_its_key(const Queued& q, bool& failed) {
             written_back_keys_.erase(k);   // the table has none left: the key's home is the stream again
             return false;
         }
-        store_->write_back(WalWriteBack{&q.message, 0, "behind an earlier message of its key in the outbox table",
-                                        false, q.order});
+        store_->write_back(WalWriteBack{&q.message, 0, kBehindItsKey, false, q.order});
+    } catch (const WalWriteBackBusy& e) {
+        // Aside until the key's lock is free; its key in flight keeps the key's later messages behind it.
+        wait_for_lock(WaitingWriteBack{q.message, q.commit_lsn, q.order, 0, kBehindItsKey, false, false}, e.what());
+        in_flight_keys_.insert(k);
+        return true;
     } catch (const std::exception& e) {
         spdlog::warn("WAL stream: writing back message {} behind its key failed (retrying): {}", q.message.id, e.what());
         write_back_retry_at_ = Clock::now() + kWriteBackRetry;
@@ -433,9 +442,18 @@ bool WalStream::settle_batch(OpenBatch& b, std::vector<Queued>& requeue) {
         case Batch::State::dead:
         case Batch::State::held_back: {
             bool dead = e.state == Batch::State::dead;
+            const int attempts = e.state == Batch::State::held_back ? 0 : 1;
+            const std::optional<Millis> retry_after = e.state == Batch::State::retry ? e.retry_after : std::nullopt;
             try {
-                store_->write_back(WalWriteBack{&e.msg, e.state == Batch::State::held_back ? 0 : 1, e.error, dead,
-                                                b.orders[i], e.state == Batch::State::retry ? e.retry_after : std::nullopt});
+                store_->write_back(WalWriteBack{&e.msg, attempts, e.error, dead, b.orders[i], retry_after});
+            } catch (const WalWriteBackBusy& ex) {
+                // Aside, so the batch (and the stream) goes on; its key stays in flight and the
+                // tracker has it unsettled until it is written back.
+                wait_for_lock(WaitingWriteBack{e.msg, b.commit_lsns[i], b.orders[i], attempts, e.error, dead, true,
+                                               retry_after},
+                              ex.what());
+                b.settled[i] = true;
+                continue;
             } catch (const std::exception& ex) {
                 spdlog::warn("WAL stream: writing back message {} to the outbox table failed (retrying): {}", e.msg.id,
                              ex.what());
@@ -464,6 +482,56 @@ bool WalStream::settle_batch(OpenBatch& b, std::vector<Queued>& requeue) {
         if (e.msg.has_key) in_flight_keys_.erase(KeyOwner{e.msg.key, b.orders[i].key_owner});
     }
     return true;
+}
+
+void WalStream::wait_for_lock(WaitingWriteBack w, const std::string& why) {
+    if (!waiting_logged_)
+        spdlog::warn("WAL stream: writing back message {} waits for its key's lock ({}); retried every second while "
+                     "the stream goes on, confirmed up to before it (once_wal_write_backs_waiting)",
+                     w.message.id, why);
+    waiting_logged_ = true;
+    if (waiting_write_backs_.empty()) waiting_retry_at_ = Clock::now() + kWriteBackRetry;
+    waiting_write_backs_.push_back(std::move(w));
+    metrics_.wal_write_backs_waiting = static_cast<int64_t>(waiting_write_backs_.size());
+}
+
+void WalStream::written_back(const WaitingWriteBack& w) {
+    metrics_.wal_written_back++;
+    if (w.from_batch) (w.dead ? metrics_.dead : metrics_.nacked)++;
+    tracker_.message_settled(w.commit_lsn);
+    if (w.message.has_key) {   // fenced in the table: the key's later stream messages follow it
+        KeyOwner k{w.message.key, w.order.key_owner};
+        in_flight_keys_.erase(k);
+        written_back_keys_.insert(k);
+        fences_left_++;
+    }
+}
+
+// In order; each waits for a different key (one message of a key in flight), so a busy one
+// does not hold the others.
+void WalStream::retry_waiting_write_backs(Clock::time_point now) {
+    if (waiting_write_backs_.empty() || now < waiting_retry_at_) return;
+    for (auto it = waiting_write_backs_.begin(); it != waiting_write_backs_.end();) {
+        try {
+            store_->write_back(WalWriteBack{&it->message, it->attempts, it->error, it->dead, it->order, it->retry_after});
+        } catch (const WalWriteBackBusy&) {
+            ++it;
+            continue;
+        } catch (const std::exception& e) {
+            spdlog::warn("WAL stream: writing back message {} to the outbox table failed (retrying): {}",
+                         it->message.id, e.what());
+            break;
+        }
+        written_back(*it);
+        it = waiting_write_backs_.erase(it);
+    }
+    metrics_.wal_write_backs_waiting = static_cast<int64_t>(waiting_write_backs_.size());
+    if (!waiting_write_backs_.empty()) {
+        waiting_retry_at_ = now + kWriteBackRetry;
+    } else if (waiting_logged_) {
+        spdlog::info("WAL stream: the write-backs that waited for their key's lock are written back");
+        waiting_logged_ = false;
+    }
 }
 
 void WalStream::settle_finished(const std::function<void(const SettleOutcome&)>& on_settled) {
@@ -499,6 +567,7 @@ void WalStream::open_batches(std::vector<Batch*>& out) {
 
 bool WalStream::settlement_due() const {
     if (answered_) return true;
+    if (!waiting_write_backs_.empty() && Clock::now() >= waiting_retry_at_) return true;
     return !batches_.empty() && batches_.front().batch.finished() && Clock::now() >= write_back_retry_at_;
 }
 

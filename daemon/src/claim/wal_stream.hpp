@@ -18,7 +18,9 @@
 // published) while the table still holds a message of the key (WalStore::key_in_table); once
 // it holds none, the key is forgotten and its messages published again. The fences are
 // released (WalStore::release_fences) up to the confirmed position at every confirmation and,
-// at start, up to the slot's: a stream message committed before a fence is then settled. While
+// at start, up to the slot's: a stream message committed before a fence is then settled. A
+// fence is the slot's: another relay group's confirmation leaves it (its slot has not read
+// this stream), and a relay loads only its own slot's fenced keys at start. While
 // fences are left and nothing is unsettled, status updates ask for a keepalive, so the idle
 // position (and with it the confirmation) passes the write-backs' own WAL.
 //
@@ -28,6 +30,12 @@
 //
 // A message of a newer format version (a newer extension's, its tag verified) stops the
 // reading before it: nothing past it is published or confirmed until an upgraded relay reads it.
+//
+// A keyed write-back whose key's lock bucket is held (a prepared transaction holding it, or a
+// commit longer than the store waits: WalWriteBackBusy) waits aside: it is retried every
+// second, in order, while the stream goes on (its batch is done with; its key stays in flight,
+// so nothing else of the key passes it; the confirmation stops before it). Said once per
+// episode, and counted in once_wal_write_backs_waiting.
 //
 // A broken replication connection (or the drain bound passing) resets the stream: open batches
 // are forgotten (their publishes' answers match nothing), the tracker starts over and the
@@ -60,6 +68,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +82,12 @@ namespace once::relay {
 struct WalKeyOrder {
     uint32_t key_owner = 0;
     std::string key_seq;
+};
+
+// WalStore::write_back could not take the key's lock bucket (held by a prepared transaction,
+// or longer than the store waits): nothing was written, the connection is fine; try again later.
+struct WalWriteBackBusy : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 // One message written back to the outbox table (once.wal_write_back's arguments).
@@ -93,17 +108,19 @@ public:
     // has no such function (the extension emits no tags). Throws when the database cannot be
     // asked.
     virtual std::optional<std::string> message_key() = 0;
-    // SELECT once.wal_write_back(...), committed when it returns. Throws on failure.
+    // SELECT once.wal_write_back(...), committed when it returns; a keyed one is fenced for
+    // this relay's slot. Throws WalWriteBackBusy when the key's lock is held, else on failure.
     virtual void write_back(const WalWriteBack& w) = 0;
     // The slot and the server as PostgreSQL reports them (wal/slot_health.hpp). Throws when
     // the database cannot be asked.
     virtual wal::SlotReading read_slot() = 0;
     // Whether the outbox table holds a message of (key, owner) (once.wal_key_in_table).
     virtual bool key_in_table(const std::string& key, uint32_t owner) = 0;
-    // once.wal_release_fences up to `confirmed`, or (nullopt) up to the slot's confirmed_flush_lsn
-    // as the server has it; returns how many rows stay fenced. Throws on failure.
+    // once.wal_release_fences of this relay's slot up to `confirmed`, or (nullopt) up to the
+    // slot's confirmed_flush_lsn as the server has it; returns how many of the slot's rows stay
+    // fenced. Throws on failure.
     virtual int release_fences(std::optional<wal::Lsn> confirmed) = 0;
-    // The (key, owner) of the rows still fenced (once.wal_fenced_keys).
+    // The (key, owner) of the rows this relay's slot still fences (once.wal_fenced_keys).
     virtual std::vector<std::pair<std::string, uint32_t>> fenced_keys() = 0;
     // pg_current_snapshot() as text (wal/commit_visibility.hpp). Throws on failure.
     virtual std::string current_snapshot() = 0;
@@ -202,6 +219,20 @@ private:
     bool slot_usable(Clock::time_point now);   // false: the stream stays closed (logged once per verdict)
     void publish_lag();
     bool settle_batch(OpenBatch& b, std::vector<Queued>& requeue);   // false: a write-back failed
+    // A write-back whose key's lock is held, retried aside (retry_waiting_write_backs).
+    struct WaitingWriteBack {
+        Message message;
+        wal::Lsn commit_lsn;
+        WalKeyOrder order;
+        int attempts;
+        std::string error;
+        bool dead;
+        bool from_batch;   // the sink's refusal (counted as nacked or dead), not behind its key
+        std::optional<Millis> retry_after{};   // the sink's Retry-After
+    };
+    void wait_for_lock(WaitingWriteBack w, const std::string& why);
+    void retry_waiting_write_backs(Clock::time_point now);
+    void written_back(const WaitingWriteBack& w);   // settled, its key remembered and fenced
 
     std::unique_ptr<wal::WalReader> reader_;
     std::unique_ptr<WalStore> store_;
@@ -230,6 +261,9 @@ private:
     std::optional<wal::SnapshotXids> snapshot_;  // the last one read: what was visible to it stays visible
     bool stalled_at_newer_format_ = false;       // read up to a message of a newer format: no further
     int fences_left_ = 0;                        // rows still fenced, as last released
+    std::deque<WaitingWriteBack> waiting_write_backs_;   // their keys' lock held; keys in flight
+    Clock::time_point waiting_retry_at_{};
+    bool waiting_logged_ = false;                // said once per episode
     wal::Lsn fences_released_to_ = 0;
 };
 

@@ -36,6 +36,10 @@ PGconn* PgWalStore::connection() {
     if (!conn_ || PQstatus(conn_) != CONNECTION_OK) fail("database connection failed");
     Result r(PQexec(conn_, "SET search_path = pg_catalog, pg_temp"), PQclear);
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) fail("SET search_path failed");
+    // The relay's loop waits for these calls: a keyed write-back waiting for its key's lock
+    // bucket gives up after kLockTimeout (55P03) and is retried later (WalWriteBackBusy).
+    Result t(PQexec(conn_, ("SET lock_timeout = " + std::to_string(kLockTimeout.count())).c_str()), PQclear);
+    if (PQresultStatus(t.get()) != PGRES_COMMAND_OK) fail("SET lock_timeout failed");
     return conn_;
 }
 
@@ -61,7 +65,7 @@ void PgWalStore::write_back(const WalWriteBack& w) {
     std::string attempts = std::to_string(w.attempts);
     std::string owner = std::to_string(w.order.key_owner);
     std::string retry_after = w.retry_after ? pg_interval(*w.retry_after) : std::string();
-    const char* values[12] = {m.id.c_str(),
+    const char* values[13] = {m.id.c_str(),
                               m.topic.c_str(),
                               m.has_key ? m.key.c_str() : nullptr,
                               m.payload.c_str(),
@@ -72,13 +76,26 @@ void PgWalStore::write_back(const WalWriteBack& w) {
                               w.dead ? "true" : "false",
                               m.has_key ? owner.c_str() : nullptr,
                               m.has_key ? w.order.key_seq.c_str() : nullptr,
+                              m.has_key ? slot_.c_str() : nullptr,   // the fence is this slot's
                               w.retry_after ? retry_after.c_str() : nullptr};
     Result r(PQexecParams(c,
                           "SELECT once.wal_write_back($1::uuid, $2::text, $3::text, $4::jsonb, $5::jsonb, "
-                          "$6::timestamptz, $7::integer, $8::text, $9::boolean, $10::oid, $11::uuid, $12::interval)",
-                          12, nullptr, values, nullptr, nullptr, 0),
+                          "$6::timestamptz, $7::integer, $8::text, $9::boolean, $10::oid, $11::uuid, $12::name, "
+                          "$13::interval)",
+                          13, nullptr, values, nullptr, nullptr, 0),
              PQclear);
-    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail("once.wal_write_back failed");
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+        // The key's lock bucket is held: by a prepared transaction (ON216, at once), or by a
+        // transaction longer than the lock_timeout (55P03). Nothing was written; the
+        // connection is fine.
+        const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+        if (state && (std::string(state) == "ON216" || std::string(state) == "55P03"))
+            throw WalWriteBackBusy("once.wal_write_back: " +
+                                   one_line(PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY)
+                                                ? PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY)
+                                                : "the key's lock is held"));
+        fail("once.wal_write_back failed");
+    }
 }
 
 std::string PgWalStore::current_snapshot() {
@@ -131,20 +148,23 @@ bool PgWalStore::key_in_table(const std::string& key, uint32_t owner) {
 int PgWalStore::release_fences(std::optional<wal::Lsn> confirmed) {
     PGconn* c = connection();
     std::string position = confirmed ? wal::format_lsn(*confirmed) : std::string();
-    const char* values[1] = {confirmed ? position.c_str() : slot_.c_str()};
-    // At start (nullopt) the slot's confirmed position as the server has it; none (no slot
-    // yet): nothing is released.
-    const char* sql = confirmed ? "SELECT once.wal_release_fences($1::pg_lsn)"
-                                : "SELECT once.wal_release_fences(COALESCE((SELECT s.confirmed_flush_lsn "
+    const char* values[2] = {slot_.c_str(), confirmed ? position.c_str() : nullptr};
+    // Only this slot's fences. At start (nullopt) up to the slot's confirmed position as the
+    // server has it; none (no slot yet): nothing of this slot is released.
+    const char* sql = confirmed ? "SELECT once.wal_release_fences($1::name, $2::pg_lsn)"
+                                : "SELECT once.wal_release_fences($1::name, COALESCE((SELECT s.confirmed_flush_lsn "
                                   "FROM pg_catalog.pg_replication_slots s WHERE s.slot_name = $1::name), '0/0'))";
-    Result r(PQexecParams(c, sql, 1, nullptr, values, nullptr, nullptr, 0), PQclear);
+    Result r(PQexecParams(c, sql, confirmed ? 2 : 1, nullptr, values, nullptr, nullptr, 0), PQclear);
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) fail("once.wal_release_fences failed");
     return std::stoi(PQgetvalue(r.get(), 0, 0));
 }
 
 std::vector<std::pair<std::string, uint32_t>> PgWalStore::fenced_keys() {
     PGconn* c = connection();
-    Result r(PQexec(c, "SELECT key, key_owner FROM once.wal_fenced_keys()"), PQclear);
+    const char* values[1] = {slot_.c_str()};
+    Result r(PQexecParams(c, "SELECT key, key_owner FROM once.wal_fenced_keys($1::name)", 1, nullptr, values, nullptr,
+                          nullptr, 0),
+             PQclear);
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail("once.wal_fenced_keys failed");
     std::vector<std::pair<std::string, uint32_t>> out;
     for (int i = 0; i < PQntuples(r.get()); ++i)

@@ -3,7 +3,9 @@
 // the sink refused (once.wal_write_back). Blocking: both are rare (one at each stream open,
 // one per refused message), reads the slot's state before each stream open, and for keyed
 // messages asks whether the table holds their key and releases the write-backs' fences.
-// Connects on first use and again after a failure.
+// Connects on first use and again after a failure. Keyed write-backs carry the slot: their
+// fences are released by this slot's confirmation only (release_fences, fenced_keys).
+// Waiting for a lock ends after kLockTimeout (WalWriteBackBusy).
 #pragma once
 
 #include "claim/wal_stream.hpp"
@@ -11,6 +13,7 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -18,7 +21,9 @@ namespace once::relay {
 
 class PgWalStore final : public WalStore {
 public:
-    // `slot`: the replication slot whose confirmed position releases fences at start.
+    // A call waits this long at most for a lock (the key's lock bucket, of a write-back).
+    static constexpr std::chrono::milliseconds kLockTimeout{200};
+    // `slot`: the replication slot whose fences this relay writes and releases.
     PgWalStore(std::string conninfo, std::string name, Millis connect_timeout, std::string slot);
     ~PgWalStore() override;
     PgWalStore(const PgWalStore&) = delete;

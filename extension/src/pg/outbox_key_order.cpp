@@ -421,7 +421,16 @@ void outbox_key_order_sent(text* key, Oid owner, const Uuid& id, const Uuid& seq
 }
 
 void lock_key_for_write_back(std::string_view key) {
-    lock_released_buckets({key_bucket(key_hash(key))}, {Released{std::string(key), InvalidOid, Uuid{}}});
+    const uint32 bucket = key_bucket(key_hash(key));
+    if (try_lock_transaction(LockClass::outbox_key, bucket)) return;
+    // Held by a prepared transaction: its keyed messages are rows already (a transaction being
+    // prepared puts them on the table), and every later producer of the bucket waits for its
+    // lock and then sees the written-back row at its pre-commit step, so the lock adds nothing.
+    // Waiting (or failing) would keep the message out of the table past COMMIT PREPARED, and
+    // the prepared transaction's message of the key (a later key_seq) could be claimed first.
+    for (const auto& held : held_by_prepared(LockClass::outbox_key))
+        if (held.first == bucket) return;
+    lock_key_bucket(bucket);   // a running transaction's commit: wait for it (the relay bounds the wait)
 }
 
 void outbox_key_order_deferred(WalMessage message) {

@@ -81,7 +81,8 @@ void outbox_key_order_deferred(WalMessage message);
 // Takes the lock of `key`'s bucket until the end of the transaction, as a commit of the key
 // does (once.wal_write_back of a keyed message: every producer of the key then either
 // committed before, or sees the written-back row at its pre-commit step). A bucket a prepared
-// transaction holds is an error (ON216), not a wait.
+// transaction holds is passed over, neither waited for nor an error: that transaction's keyed
+// messages are rows, and the producers after it wait for it.
 void lock_key_for_write_back(std::string_view key);
 
 // The current transaction removed a message of `key` sent by `owner` (key_seq `seq`; nil:

@@ -20,7 +20,10 @@
 // takes the row (nor, by key_seq, anything behind it) until the relay has confirmed its slot
 // up to the fence (once.wal_release_fences): by then each of those stream messages was
 // delivered or written back behind it. Without the fence another relay could claim this row
-// and then a later table message of the key before such a stream message came back.
+// and then a later table message of the key before such a stream message came back. The fence
+// belongs to the relay's slot (`slot`, stream_fence_slot): another relay group's slot passing
+// the position says nothing about this slot's stream, so only this slot's confirmation
+// releases it.
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
 #include "outbox_give_back.hpp"
@@ -42,11 +45,11 @@ namespace {
 // position, dead_at, no relay).
 NamedPlan write_back_plan(R"(
 INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
-                         topic, key, payload, headers, last_error, key_owner, stream_fence)
+                         topic, key, payload, headers, last_error, key_owner, stream_fence, stream_fence_slot)
 VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
         COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
         :last_error, :key_owner,
-        CASE WHEN :key IS NOT NULL THEN pg_catalog.pg_current_wal_insert_lsn() END)
+        CASE WHEN :key IS NOT NULL THEN pg_catalog.pg_current_wal_insert_lsn() END, :slot)
 ON CONFLICT (id) DO NOTHING)",
                           {{"id", UUIDOID},
                            {"created_at", TIMESTAMPTZOID},
@@ -60,7 +63,8 @@ ON CONFLICT (id) DO NOTHING)",
                            {"key_owner", OIDOID},
                            {"payload", JSONBOID},
                            {"headers", JSONBOID},
-                           {"last_error", TEXTOID}});
+                           {"last_error", TEXTOID},
+                           {"slot", NAMEOID}});
 
 void require(FunctionCallInfo fcinfo, int arg, const char* name, const char* hint) {
     if (PG_ARGISNULL(arg))
@@ -74,7 +78,7 @@ using namespace once;
 using namespace once::pg;
 
 // once.wal_write_back(id, topic, key, payload, headers, created_at, attempts, error, dead, key_owner, key_seq,
-//                     retry_after)
+//                     slot, retry_after)
 ONCE_SQL_FUNCTION(once_wal_write_back) {
     if (PG_ARGISNULL(0))
         throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
@@ -89,8 +93,12 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
             throw Error(ErrorCode::invalid_argument, "a keyed message needs its key_owner and key_seq",
                         "A keyed message of the WAL stream (format version 2) carries both.",
                         "Pass the key_owner and key_seq the message carried in the stream.");
-    } else if (!PG_ARGISNULL(9) || !PG_ARGISNULL(10)) {
-        throw Error(ErrorCode::invalid_argument, "key_owner and key_seq need a key", {},
+        if (PG_ARGISNULL(11))
+            throw Error(ErrorCode::invalid_argument, "a keyed message needs the slot of the relay writing it back",
+                        "Its fence is released by that slot's confirmation only.",
+                        "Pass the name of the replication slot the message was read from.");
+    } else if (!PG_ARGISNULL(9) || !PG_ARGISNULL(10) || !PG_ARGISNULL(11)) {
+        throw Error(ErrorCode::invalid_argument, "key_owner, key_seq and slot need a key", {},
                     "Pass them only with the key the message carried.");
     }
     if (PG_ARGISNULL(3))
@@ -114,7 +122,7 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
     const bool refused_for_good = PG_GETARG_BOOL(8);
     // The sink asked to wait this long (Retry-After), as once.nack's retry_after.
     std::optional<int64_t> retry_after;
-    if (!PG_ARGISNULL(11)) retry_after = interval_arg_ms(fcinfo, 11, "retry_after", 0, kMaxRetryAfterMs);
+    if (!PG_ARGISNULL(12)) retry_after = interval_arg_ms(fcinfo, 12, "retry_after", 0, kMaxRetryAfterMs);
     // 0 attempts: a keyed stream message the relay did not offer the sink because an earlier
     // message of its key is in the table; it follows that one, due at once (no backoff).
     if (attempts == 0 && refused_for_good)
@@ -141,6 +149,7 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
         {"payload", PointerGetDatum(payload)},
         {"headers", PointerGetDatum(headers), headers == nullptr},
         {"last_error", error, error == 0},
+        {"slot", key ? PG_GETARG_DATUM(11) : 0, key == nullptr},
     });
     if (inserted > 0) outbox_mark_sent();  // relays wake as after a send
     PG_RETURN_BOOL(inserted > 0);

@@ -54,9 +54,20 @@ PY
 psql_src() { psql -X -q -v ON_ERROR_STOP=1 -At -d src "$@"; }
 psql_dst() { psql -X -q -v ON_ERROR_STOP=1 -At -d dst "$@"; }
 
+# ONCE_RELAY_TRANSPORT=wal runs a relay test with the WAL transport (by hand, not in CTest:
+# docs/relay.md "Tests"): the server gets wal_level = logical, src sends with
+# once.transport = 'wal' from a slot made at start, and every relay of src streams it.
+RELAY_TRANSPORT=${ONCE_RELAY_TRANSPORT:-table}
+
 # Start PostgreSQL with databases src (pg_once, relay's source) and dst (pg_once, inbox).
 start_postgres() {
-    once_cluster_start "$@"
+    if [ "$RELAY_TRANSPORT" = wal ]; then
+        once_cluster_start "$@" wal_level=logical
+        # (also in postgresql.auto.conf: a test that restarts the server with other options keeps it)
+        psql -X -q -d postgres -c "ALTER SYSTEM SET wal_level = logical"
+    else
+        once_cluster_start "$@"
+    fi
     local db
     for db in src dst; do
         psql -X -q -d postgres -c "CREATE DATABASE $db"
@@ -78,6 +89,11 @@ SQL
     chmod 755 "$ONCE_CLUSTER_DIR"
     SRC_DB="host=$PGHOST port=$PGPORT user=postgres dbname=src"
     DST_URI="postgresql://postgres@/dst?host=$PGHOST&port=$PGPORT"
+    if [ "$RELAY_TRANSPORT" = wal ]; then
+        "${RELAY_AS[@]}" "$RELAY_BIN" --db "$SRC_DB" --create-wal-slot >/dev/null || fail "--create-wal-slot"
+        psql -X -q -d postgres -c "ALTER DATABASE src SET once.transport = 'wal'"
+        say "ONCE_RELAY_TRANSPORT=wal: src sends to the WAL, its relays stream slot once_relay"
+    fi
 }
 
 # start_standby: after `start_postgres synchronous_commit=remote_apply wal_level=replica`, a
@@ -132,6 +148,9 @@ RELAY_AS=()
 RELAY_WRAP=()
 start_relay() {
     local name=$1; shift
+    if [ "$RELAY_TRANSPORT" = wal ] && [[ " $* " == *" --db $SRC_DB "* ]] && [[ " $* " != *" --transport "* ]]; then
+        set -- "$@" --transport wal
+    fi
     "${RELAY_WRAP[@]}" "${RELAY_AS[@]}" "$RELAY_BIN" --name "$name" --log-level "${RELAY_LOG_LEVEL:-info}" "$@" \
         >>"$T/relay-$name.out" 2>>"$T/relay-$name.log" &
     local pid=$!

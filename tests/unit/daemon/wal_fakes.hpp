@@ -80,6 +80,8 @@ struct StoreLog {
     int fail_writes = 0;                            // so many write-backs throw first
     std::deque<std::string> snapshots;              // current_snapshot() answers, one each; then "1000:1000:"
     int snapshot_reads = 0;
+    bool busy = false;                              // keyed write-backs throw WalWriteBackBusy (the key's lock held)
+    int busy_tries = 0;                             // write-backs that found the key's lock held
     wal::SlotReading slot = [] {                    // what read_slot() answers: a usable slot on 15
         wal::SlotReading s;
         s.slot = "once_relay";
@@ -116,6 +118,10 @@ public:
         if (log_.fail_writes > 0) {
             --log_.fail_writes;
             throw std::runtime_error("database down");
+        }
+        if (log_.busy && w.message->has_key) {
+            ++log_.busy_tries;
+            throw WalWriteBackBusy("the key's lock bucket is held by prepared transaction \"gid\"");
         }
         log_.written_back.push_back(w.message->id + (w.dead ? " dead " : " retry ") + std::to_string(w.attempts) + " " +
                                     w.error);

@@ -476,6 +476,90 @@ TEST(WalStream, AFailedWriteBackBehindItsKeyHoldsTheQueue) {
     EXPECT_EQ(r.store.written_back.size(), 1u);
 }
 
+// A prepared transaction holding the key's lock bucket: the write-back gives up at once
+// (WalWriteBackBusy) and waits aside, retried every second, while the stream goes on; the
+// confirmation stops before it and the key's later messages wait behind it.
+TEST(WalStream, AWriteBackWhoseKeysLockIsHeldWaitsAsideWhileTheStreamGoesOn) {
+    Rig r;
+    r.store.busy = true;
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_message(2, 0x100), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::retry, "503");
+    r.answer(2);
+    r.settle();
+    EXPECT_TRUE(r.store.written_back.empty());
+    EXPECT_EQ(r.store.busy_tries, 1);
+    EXPECT_EQ(r.stream.open_count(), 0u) << "the batch is done with";
+    EXPECT_EQ(r.metrics.wal_write_backs_waiting.load(), 1);
+    EXPECT_EQ(r.wal.confirmed, 0u) << "not confirmed past the waiting message";
+    // Other messages are published meanwhile; a later message of key a waits behind it.
+    r.wal.reads.push_back({wal_message(3, 0x200), wal_end(0x200, 0x210), wal_keyed(4, 0x300, "a"),
+                           wal_message(5, 0x300), wal_end(0x300, 0x310)});
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(2), wal_id(3)}));
+    r.answer(3);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0u);
+    const auto t0 = Batch::Clock::now();
+    r.stream.pump(t0);   // not due yet: no retry
+    EXPECT_EQ(r.store.busy_tries, 1);
+    r.stream.pump(t0 + std::chrono::seconds(2));   // due, still held
+    EXPECT_EQ(r.store.busy_tries, 2);
+    EXPECT_TRUE(r.store.written_back.empty());
+    r.store.busy = false;   // COMMIT PREPARED
+    r.stream.pump(t0 + std::chrono::seconds(4));
+    ASSERT_EQ(r.store.written_back, (std::vector<std::string>{wal_id(1) + " retry 1 503"}));
+    EXPECT_EQ(r.metrics.wal_write_backs_waiting.load(), 0);
+    EXPECT_EQ(r.metrics.nacked.load(), 1u);
+    EXPECT_EQ(r.wal.confirmed, 0x210u) << "confirmed up to the next unsettled message";
+    // Message 4 now follows message 1 into the table (its key is in the table); 5 is published.
+    r.turn();
+    EXPECT_EQ(r.store.written_back.size(), 2u);
+    EXPECT_EQ(r.store.written_back[1], wal_id(4) + " retry 0 behind an earlier message of its key in the outbox table");
+    EXPECT_EQ(r.sink.submitted.back(), wal_id(5));
+}
+
+// The same for a message written back behind its key: it leaves the queue's front and waits
+// aside with its key in flight, so the messages of other keys behind it are published.
+TEST(WalStream, AWriteBackBehindItsKeyWhoseLockIsHeldWaitsAsideToo) {
+    Rig r;
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::retry, "503");
+    r.settle();
+    ASSERT_EQ(r.store.written_back.size(), 1u);
+    r.store.busy = true;
+    r.wal.reads.push_back({wal_keyed(2, 0x200, "a"), wal_keyed(3, 0x200, "b"), wal_end(0x200, 0x210)});
+    r.turn();
+    EXPECT_EQ(r.sink.submitted, (std::vector<std::string>{wal_id(1), wal_id(3)}));
+    EXPECT_EQ(r.metrics.wal_write_backs_waiting.load(), 1);
+    r.answer(3);
+    r.settle();
+    EXPECT_EQ(r.wal.confirmed, 0x110u);
+    r.store.busy = false;
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(2));
+    ASSERT_EQ(r.store.written_back.size(), 2u);
+    EXPECT_EQ(r.store.written_back[1], wal_id(2) + " retry 0 behind an earlier message of its key in the outbox table");
+    EXPECT_EQ(r.metrics.nacked.load(), 1u) << "(only the sink's refusal counts as nacked)";
+    EXPECT_EQ(r.wal.confirmed, 0x210u);
+}
+
+TEST(WalStream, AWriteBackWaitingForItsKeysLockIsForgottenWhenTheStreamResets) {
+    Rig r;
+    r.store.busy = true;
+    r.wal.reads.push_back({wal_keyed(1, 0x100, "a"), wal_end(0x100, 0x110)});
+    r.turn();
+    r.answer(1, Verdict::retry, "503");
+    r.settle();
+    EXPECT_EQ(r.metrics.wal_write_backs_waiting.load(), 1);
+    r.wal.fail_next_read = true;
+    r.stream.pump(Batch::Clock::now());   // (not due: the read fails and the stream resets)
+    EXPECT_EQ(r.metrics.wal_write_backs_waiting.load(), 0) << "unconfirmed: the message comes again";
+    r.store.busy = false;
+    r.stream.pump(Batch::Clock::now() + std::chrono::seconds(5));
+    EXPECT_TRUE(r.store.written_back.empty());
+}
+
 TEST(WalStream, RelayKeyOrderCarriesOwnerAndSeq) {
     once::WalMessage m;
     m.key = "k";
