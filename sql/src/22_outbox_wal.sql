@@ -1,4 +1,4 @@
--- The WAL transport's SQL objects (docs/design.md, "WAL transport (in progress)"): the key
+-- The WAL transport's SQL objects (docs/design.md, "WAL transport"): the key
 -- that authenticates the stream's messages, and the write-back of a message the relay's sink
 -- refused.
 

@@ -1,5 +1,5 @@
 // The wire format of one outbox message carried in the WAL (the WAL transport, docs/design.md
-// "WAL transport (in progress)"): the content of a transactional logical decoding message with
+// "WAL transport"): the content of a transactional logical decoding message with
 // prefix "pg_once". once.send encodes it (extension), once-relay decodes it from the pgoutput
 // stream (daemon/src/wal). Both sides link this file, so there is one definition of the format.
 //

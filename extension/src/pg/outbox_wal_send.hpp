@@ -1,5 +1,5 @@
-// once.send through the WAL transport (once.transport = 'wal'; docs/design.md, "WAL transport
-// (in progress)"): the message becomes a transactional logical decoding message with prefix
+// once.send through the WAL transport (once.transport = 'wal'; docs/design.md, "WAL
+// transport"): the message becomes a transactional logical decoding message with prefix
 // "pg_once" (core/wal_message.hpp) instead of a row of once.outbox. It commits or rolls back
 // with the producer's transaction like the row would; once-relay reads it from a pgoutput
 // slot. Unkeyed messages are emitted at once; a keyed one waits for the transaction's

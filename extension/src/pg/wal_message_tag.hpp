@@ -1,4 +1,4 @@
-// The tag of the WAL transport's messages (docs/design.md, "WAL transport (in progress)"):
+// The tag of the WAL transport's messages (docs/design.md, "WAL transport"):
 // HMAC-SHA256 with the database's key (once.wal_secret), so that once-relay publishes only
 // what once.send emitted. pg_logical_emit_message is executable by PUBLIC, so any role could
 // otherwise put a "pg_once" message into the stream and skip once.send's checks.
