@@ -4,8 +4,9 @@ of that file, slugged the way GitHub slugs headings.
 
 Usage: check_links.py SOURCE_DIR
 
-Reads every *.md file under SOURCE_DIR (build trees, node_modules and .git left out). Fenced
-code blocks are neither headings nor links. A link with only an anchor (`](#x)`) is checked
+Reads every *.md file under SOURCE_DIR (build trees, node_modules and .git left out), inline
+links and reference definitions (`[name]: target`). Fenced code blocks are neither headings
+nor links. A link with only an anchor (`](#x)`) is checked
 against its own file; links with a scheme (https:, mailto:) and links to other kinds of
 files are not checked. Prints one "not ok" line per broken link and exits 1 if there is one.
 """
@@ -18,6 +19,7 @@ SKIP_DIRS = {".git", "node_modules", "build", "__pycache__"}
 FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)")   # [name]: target
 
 
 def prose_lines(text):
@@ -86,7 +88,7 @@ def main():
         rel = os.path.relpath(path, root)
         for number, line in prose_lines(text):
             # inline code is not a link
-            for target in LINK.findall(re.sub(r"`[^`]*`", "", line)):
+            for target in LINK.findall(re.sub(r"`[^`]*`", "", line)) + REFERENCE.findall(line):
                 if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
                     continue
                 file_part, _, anchor = target.partition("#")
