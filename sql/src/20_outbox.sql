@@ -179,6 +179,68 @@ CREATE FUNCTION once._outbox_position(at timestamptz) RETURNS uuid
 AS 'MODULE_PATHNAME', 'once_outbox_position' LANGUAGE C VOLATILE STRICT;
 REVOKE ALL ON FUNCTION once._outbox_position(timestamptz) FROM PUBLIC;
 
+-- Internal: the two claim positions with a meaning of their own (the library's names for them:
+-- core/outbox_policy.hpp). A keyed message waiting behind its key's head sits at the greatest
+-- position, after every range a claim walks; a dead letter at the least. IMMUTABLE, so the
+-- planner folds a call into a constant and index conditions stay index conditions.
+CREATE FUNCTION once._waiting_position() RETURNS uuid
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid $$;
+CREATE FUNCTION once._dead_position() RETURNS uuid
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT '00000000-0000-0000-0000-000000000000'::uuid $$;
+REVOKE ALL ON FUNCTION once._waiting_position(), once._dead_position() FROM PUBLIC;
+
+-- Internal: per topic (at most max_topics, found by skipping through the topic index): the
+-- first `cap` pending messages in claim order split into ready / delayed / in flight, then
+-- blocked (waiting behind their key's head) and dead, each counted up to `cap`; capped = a
+-- count reached it. The console's overview and the relay's gauges read it. The limits are
+-- written into the statement (EXECUTE), not passed as parameters: with LIMIT $1 the planner
+-- assumes a large share of the table and may choose a bitmap scan and sort of a whole topic.
+-- jit is off: the planner's estimate for the bounded scans (about 1.9M with a 1M-message
+-- topic) is above jit_above_cost, and compiling took about 1 s of a read whose execution
+-- takes milliseconds.
+CREATE FUNCTION once._topic_counts(max_topics integer, cap integer)
+RETURNS TABLE (topic text, ready bigint, delayed bigint, in_flight bigint, blocked bigint, dead bigint,
+               oldest_ready timestamptz, capped boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET jit = off
+AS $f$
+BEGIN
+    RETURN QUERY EXECUTE format($q$
+    WITH RECURSIVE t(topic) AS (
+        (SELECT o.topic FROM once.outbox o ORDER BY o.topic LIMIT 1)
+        UNION ALL
+        SELECT (SELECT o.topic FROM once.outbox o WHERE o.topic > t.topic ORDER BY o.topic LIMIT 1)
+          FROM t WHERE t.topic IS NOT NULL
+    )
+    SELECT t.topic, p.ready, p.delayed, p.in_flight, b.n, d.n, p.oldest_ready,
+           (p.total >= %2$s OR b.n >= %2$s OR d.n >= %2$s)
+      FROM (SELECT t.topic FROM t WHERE t.topic IS NOT NULL LIMIT %1$s) t
+     CROSS JOIN LATERAL (
+            SELECT count(*) FILTER (WHERE s.visible_at <= now()) AS ready,
+                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NULL) AS delayed,
+                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NOT NULL) AS in_flight,
+                   count(*) AS total,
+                   min(s.created_at) FILTER (WHERE s.visible_at <= now()) AS oldest_ready
+              FROM (SELECT o.visible_at, o.relay, o.created_at FROM once.outbox o
+                     WHERE o.topic = t.topic
+                       AND COALESCE(o.pos, o.id) > once._dead_position()
+                       AND COALESCE(o.pos, o.id) < once._waiting_position()
+                     ORDER BY COALESCE(o.pos, o.id) LIMIT %2$s) s) p
+     CROSS JOIN LATERAL (
+            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
+                     WHERE o.topic = t.topic
+                       AND COALESCE(o.pos, o.id) = once._waiting_position() LIMIT %2$s) x) b
+     CROSS JOIN LATERAL (
+            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
+                     WHERE o.topic = t.topic
+                       AND COALESCE(o.pos, o.id) = once._dead_position() LIMIT %2$s) x) d
+     ORDER BY t.topic
+    $q$, max_topics, cap);
+END
+$f$;
+REVOKE ALL ON FUNCTION once._topic_counts(integer, integer) FROM PUBLIC;
+
 -- Internal: once.discard / once.cancel removed messages of these keys, sent by these roles
 -- (key_owner; their next messages are promoted at commit).
 CREATE FUNCTION once._outbox_keys_released(keys text[], owners oid[]) RETURNS void
@@ -440,7 +502,7 @@ BEGIN
     UPDATE once.outbox
        SET visible_at = pg_catalog.now(), pos = once._outbox_position(pg_catalog.clock_timestamp())
      WHERE id = ANY (ids) AND dead_at IS NULL AND relay IS NULL AND visible_at > pg_catalog.now()
-       AND pos IS NOT NULL AND pos <> 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid;
+       AND pos IS NOT NULL AND pos <> once._waiting_position();
     GET DIAGNOSTICS n = ROW_COUNT;
     IF n > 0 THEN
         NOTIFY once_outbox;

@@ -52,46 +52,12 @@ CREATE INDEX inbox_poisoned ON once.inbox (source, message_id) WHERE poison;
 
 -- ----------------------------------------------------------------------------- reads
 
--- Per topic (at most 200 topics, found by skipping through the topic index): the first 1000
--- pending messages in claim order split into ready / delayed / in flight, then blocked (waiting
--- behind their key's head) and dead, each counted up to 1000. capped = a count reached it.
--- The limit is a constant, not a parameter: with LIMIT $1 the planner assumes a large share
--- of the table and may choose a bitmap scan and sort of a whole topic.
+-- The overview's topics: at most 200, each counted up to 1000 (once._topic_counts).
 CREATE FUNCTION once.console_topics()
 RETURNS TABLE (topic text, ready bigint, delayed bigint, in_flight bigint, blocked bigint, dead bigint,
                oldest_ready timestamptz, capped boolean)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH RECURSIVE t(topic) AS (
-        (SELECT o.topic FROM once.outbox o ORDER BY o.topic LIMIT 1)
-        UNION ALL
-        SELECT (SELECT o.topic FROM once.outbox o WHERE o.topic > t.topic ORDER BY o.topic LIMIT 1)
-          FROM t WHERE t.topic IS NOT NULL
-    )
-    SELECT t.topic, p.ready, p.delayed, p.in_flight, b.n, d.n, p.oldest_ready,
-           (p.total >= 1000 OR b.n >= 1000 OR d.n >= 1000)
-      FROM (SELECT t.topic FROM t WHERE t.topic IS NOT NULL LIMIT 200) t
-     CROSS JOIN LATERAL (
-            SELECT count(*) FILTER (WHERE s.visible_at <= now()) AS ready,
-                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NULL) AS delayed,
-                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NOT NULL) AS in_flight,
-                   count(*) AS total,
-                   min(s.created_at) FILTER (WHERE s.visible_at <= now()) AS oldest_ready
-              FROM (SELECT o.visible_at, o.relay, o.created_at FROM once.outbox o
-                     WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) > '00000000-0000-0000-0000-000000000000'::uuid
-                       AND COALESCE(o.pos, o.id) < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
-                     ORDER BY COALESCE(o.pos, o.id) LIMIT 1000) s) p
-     CROSS JOIN LATERAL (
-            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
-                     WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid LIMIT 1000) x) b
-     CROSS JOIN LATERAL (
-            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
-                     WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = '00000000-0000-0000-0000-000000000000'::uuid LIMIT 1000) x) d
-     ORDER BY t.topic
-$$;
+AS $$ SELECT * FROM once._topic_counts(200, 1000) $$;
 COMMENT ON FUNCTION once.console_topics() IS
     'once-console overview: per topic ready, delayed, in flight, blocked, dead (each counted up to 1000) and the oldest ready message';
 
@@ -191,7 +157,7 @@ AS $$
                                     WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.pos > (SELECT once._outbox_position(now()))
-        AND h.pos < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
+        AND h.pos < once._waiting_position()
         AND h.key IS NOT NULL AND h.attempt = 0 AND h.dead_at IS NULL AND h.visible_at > now()
         AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_owner = h.key_owner AND e.key_seq < h.key_seq)
         AND EXISTS (SELECT 1 FROM once.outbox w WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq)
