@@ -1,7 +1,8 @@
 -- pg_once 0.2 -> 0.3. Written by hand: every change made in sql/src since 0.2 was released,
--- in the order the sections were added. The upgrade test (tests/upgrade/run.sh) checks that
--- a database updated with this script has exactly the catalog of a fresh 0.3 install, and
--- that data written by 0.1 and 0.2 keeps working.
+-- as a diff: each object is created (or replaced) once, in an order its dependencies allow.
+-- The upgrade test (tests/upgrade/run.sh) checks that a database updated with this script has
+-- exactly the catalog of a fresh 0.3 install, that data written by 0.1 and 0.2 keeps working,
+-- and that no object is created twice (tests/upgrade/created_once.py).
 
 \echo Use "ALTER EXTENSION pg_once UPDATE TO '0.3'" to load this file. \quit
 
@@ -57,25 +58,9 @@ ALTER TABLE once.saga_instances ADD COLUMN started_by oid;
 
 -- A saga's data holds step outputs (payment tokens, addresses): a role sees the sagas that
 -- it, or a role whose privileges it has, started; once_admin sees all (issue 20, finding 9).
--- Sagas started before 0.3 have no starter and are shown to once_admin only. The views are
--- security barriers, so a caller's leaky function in a WHERE clause never sees other rows
--- (current_user in a view is the querying role).
-CREATE OR REPLACE VIEW once.sagas WITH (security_barrier) AS
-SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
-       s.last_error, s.created_at, s.updated_at, s.finished_at
-  FROM once.saga_instances s
- WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
-COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error (the caller''s own, or all for once_admin)';
-
-CREATE OR REPLACE VIEW once.saga_history WITH (security_barrier) AS
-SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id
-  FROM once.saga_transitions t
- WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR EXISTS (SELECT FROM once.saga_instances s
-                WHERE s.saga_id = t.saga_id AND s.started_by IS NOT NULL
-                  AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
-COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
+-- Sagas started before 0.3 have no starter and are shown to once_admin only. The views
+-- (once.sagas, once.saga_history) are defined below, with the failure cause and the saga's
+-- name.
 
 -- ---------------------------------------------------------------------------------------
 -- The relays' maintenance lock in pg_once's own lock space (issue 20, finding 13): 0.2's
@@ -172,16 +157,34 @@ CREATE INDEX inbox_poisoned ON once.inbox (source, message_id) WHERE poison;
 
 -- ----------------------------------------------------------------------------- reads
 
--- Per topic (at most 200 topics, found by skipping through the topic index): the first 1000
--- pending messages in claim order split into ready / delayed / in flight, then blocked (waiting
--- behind their key's head) and dead, each counted up to 1000. capped = a count reached it.
--- The limit is a constant, not a parameter: with LIMIT $1 the planner assumes a large share
--- of the table and may choose a bitmap scan and sort of a whole topic.
-CREATE FUNCTION once.console_topics()
+-- Internal: the two claim positions with a meaning of their own (the library's names for them:
+-- core/outbox_policy.hpp). A keyed message waiting behind its key's head sits at the greatest
+-- position, after every range a claim walks; a dead letter at the least. IMMUTABLE, so the
+-- planner folds a call into a constant and index conditions stay index conditions.
+CREATE FUNCTION once._waiting_position() RETURNS uuid
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid $$;
+CREATE FUNCTION once._dead_position() RETURNS uuid
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT '00000000-0000-0000-0000-000000000000'::uuid $$;
+REVOKE ALL ON FUNCTION once._waiting_position(), once._dead_position() FROM PUBLIC;
+
+-- Internal: per topic (at most max_topics, found by skipping through the topic index): the
+-- first `cap` pending messages in claim order split into ready / delayed / in flight, then
+-- blocked (waiting behind their key's head) and dead, each counted up to `cap`; capped = a
+-- count reached it. The console's overview and the relay's gauges read it. The limits are
+-- written into the statement (EXECUTE), not passed as parameters: with LIMIT $1 the planner
+-- assumes a large share of the table and may choose a bitmap scan and sort of a whole topic.
+-- jit is off: the planner's estimate for the bounded scans (about 1.9M with a 1M-message
+-- topic) is above jit_above_cost, and compiling took about 1 s of a read whose execution
+-- takes milliseconds.
+CREATE FUNCTION once._topic_counts(max_topics integer, cap integer)
 RETURNS TABLE (topic text, ready bigint, delayed bigint, in_flight bigint, blocked bigint, dead bigint,
                oldest_ready timestamptz, capped boolean)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET jit = off
+AS $f$
+BEGIN
+    RETURN QUERY EXECUTE format($q$
     WITH RECURSIVE t(topic) AS (
         (SELECT o.topic FROM once.outbox o ORDER BY o.topic LIMIT 1)
         UNION ALL
@@ -189,8 +192,8 @@ AS $$
           FROM t WHERE t.topic IS NOT NULL
     )
     SELECT t.topic, p.ready, p.delayed, p.in_flight, b.n, d.n, p.oldest_ready,
-           (p.total >= 1000 OR b.n >= 1000 OR d.n >= 1000)
-      FROM (SELECT t.topic FROM t WHERE t.topic IS NOT NULL LIMIT 200) t
+           (p.total >= %2$s OR b.n >= %2$s OR d.n >= %2$s)
+      FROM (SELECT t.topic FROM t WHERE t.topic IS NOT NULL LIMIT %1$s) t
      CROSS JOIN LATERAL (
             SELECT count(*) FILTER (WHERE s.visible_at <= now()) AS ready,
                    count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NULL) AS delayed,
@@ -199,19 +202,29 @@ AS $$
                    min(s.created_at) FILTER (WHERE s.visible_at <= now()) AS oldest_ready
               FROM (SELECT o.visible_at, o.relay, o.created_at FROM once.outbox o
                      WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) > '00000000-0000-0000-0000-000000000000'::uuid
-                       AND COALESCE(o.pos, o.id) < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
-                     ORDER BY COALESCE(o.pos, o.id) LIMIT 1000) s) p
+                       AND COALESCE(o.pos, o.id) > once._dead_position()
+                       AND COALESCE(o.pos, o.id) < once._waiting_position()
+                     ORDER BY COALESCE(o.pos, o.id) LIMIT %2$s) s) p
      CROSS JOIN LATERAL (
             SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
                      WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid LIMIT 1000) x) b
+                       AND COALESCE(o.pos, o.id) = once._waiting_position() LIMIT %2$s) x) b
      CROSS JOIN LATERAL (
             SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
                      WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = '00000000-0000-0000-0000-000000000000'::uuid LIMIT 1000) x) d
+                       AND COALESCE(o.pos, o.id) = once._dead_position() LIMIT %2$s) x) d
      ORDER BY t.topic
-$$;
+    $q$, max_topics, cap);
+END
+$f$;
+REVOKE ALL ON FUNCTION once._topic_counts(integer, integer) FROM PUBLIC;
+
+-- The overview's topics: at most 200, each counted up to 1000 (once._topic_counts).
+CREATE FUNCTION once.console_topics()
+RETURNS TABLE (topic text, ready bigint, delayed bigint, in_flight bigint, blocked bigint, dead bigint,
+               oldest_ready timestamptz, capped boolean)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT * FROM once._topic_counts(200, 1000) $$;
 COMMENT ON FUNCTION once.console_topics() IS
     'once-console overview: per topic ready, delayed, in flight, blocked, dead (each counted up to 1000) and the oldest ready message';
 
@@ -311,7 +324,7 @@ AS $$
                                     WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq LIMIT 1000) x)
        FROM once.outbox h
       WHERE h.pos > (SELECT once._outbox_position(now()))
-        AND h.pos < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
+        AND h.pos < once._waiting_position()
         AND h.key IS NOT NULL AND h.attempt = 0 AND h.dead_at IS NULL AND h.visible_at > now()
         AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = h.key AND e.key_owner = h.key_owner AND e.key_seq < h.key_seq)
         AND EXISTS (SELECT 1 FROM once.outbox w WHERE w.key = h.key AND w.key_owner = h.key_owner AND w.key_seq > h.key_seq)
@@ -377,40 +390,6 @@ AS $$
      ORDER BY d.name, d.version DESC
 $$;
 COMMENT ON FUNCTION once.console_saga_definitions() IS 'once-console: saga definitions, latest version each';
--- One saga with its definition and the cause of its failure: the reason of the first
--- transition that turned it away from success (the card was declined), which the last error
--- (a compensation that timed out later) hides.
-CREATE FUNCTION once.console_saga(p_saga_id text)
-RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
-               input jsonb, data jsonb, last_error text, cause text, deadline timestamptz,
-               created_at timestamptz, updated_at timestamptz, finished_at timestamptz, definition jsonb)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, s.input, s.data, s.last_error,
-           (SELECT t.reason FROM once.saga_transitions t
-             WHERE t.saga_id = s.saga_id AND t.reason IS NOT NULL
-               AND t.to_status IN ('compensating', 'failed', 'compensated')
-             ORDER BY t.id LIMIT 1),
-           s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
-      FROM once.saga_instances s
-      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
-     WHERE s.saga_id = p_saga_id
-$$;
-COMMENT ON FUNCTION once.console_saga(text) IS 'once-console: one saga with input, data, definition, last error and the failure''s cause';
-
-CREATE FUNCTION once.console_saga_history(p_saga_id text, max_rows integer DEFAULT 500)
-RETURNS TABLE (id bigint, at timestamptz, from_status text, to_status text, step text, event text,
-               reason text, message_id text)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT t.id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id
-      FROM once.saga_transitions t
-     WHERE t.saga_id = p_saga_id
-     ORDER BY t.id
-     LIMIT least(greatest(max_rows, 1), 5000)
-$$;
-COMMENT ON FUNCTION once.console_saga_history(text, integer) IS 'once-console: a saga''s transitions in order';
-
 CREATE FUNCTION once.console_recent_actions(before_id bigint DEFAULT NULL, max_rows integer DEFAULT 50)
 RETURNS SETOF once.console_actions
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -440,22 +419,6 @@ AS $$
 $$;
 COMMENT ON FUNCTION once.console_inbox_poison(text, text, integer) IS
     'once-console: a page of poison inbox messages with their failures';
-
--- One idempotency key, without its stored response (that may hold another role's data):
--- only the response's size.
-CREATE FUNCTION once.console_key(p_scope text, p_key text)
-RETURNS TABLE (scope text, key text, state text, status integer, recovery_point text, attempt integer,
-               locked_until timestamptz, created_at timestamptz, expires_at timestamptz, owner name,
-               expired boolean, response_bytes integer)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT k.scope, k.key, k.state, k.status, k.recovery_point, k.attempt, k.locked_until, k.created_at,
-           k.expires_at, (SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.oid = k.owner),
-           k.expires_at <= now(), pg_catalog.octet_length(k.response::text)
-      FROM once.keys k
-     WHERE k.scope = p_scope AND k.key = p_key
-$$;
-COMMENT ON FUNCTION once.console_key(text, text) IS 'once-console: one idempotency key''s state (not its response)';
 
 -- ----------------------------------------------------------------------------- actions
 
@@ -501,36 +464,6 @@ END
 $$;
 COMMENT ON FUNCTION once.console_discard(text, uuid[]) IS 'once.discard, recorded in once.console_actions';
 
-CREATE FUNCTION once.console_saga_retry(actor text, saga_id text) RETURNS text
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    st text;
-BEGIN
-    PERFORM once._console_check_actor(actor);
-    st := once.saga_retry(saga_id);
-    INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
-    VALUES (actor, session_user, 'saga_retry', ARRAY[saga_id], 1, st);
-    RETURN st;
-END
-$$;
-COMMENT ON FUNCTION once.console_saga_retry(text, text) IS 'once.saga_retry, recorded in once.console_actions';
-
-CREATE FUNCTION once.console_saga_abort(actor text, saga_id text, reason text) RETURNS text
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    st text;
-BEGIN
-    PERFORM once._console_check_actor(actor);
-    st := once.saga_abort(saga_id, reason);
-    INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
-    VALUES (actor, session_user, 'saga_abort', ARRAY[saga_id], 1, st || ': ' || coalesce(reason, 'by hand'));
-    RETURN st;
-END
-$$;
-COMMENT ON FUNCTION once.console_saga_abort(text, text, text) IS 'once.saga_abort, recorded in once.console_actions';
-
 CREATE FUNCTION once.console_inbox_retry(actor text, source text, message_id text) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -546,45 +479,24 @@ END
 $$;
 COMMENT ON FUNCTION once.console_inbox_retry(text, text, text) IS 'once.inbox_retry, recorded in once.console_actions';
 
--- Releases a stuck key whoever owns it (runs as the extension's owner), so the next call runs
--- the command again.
-CREATE FUNCTION once.console_key_release(actor text, scope text, key text) RETURNS boolean
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    done boolean;
-BEGIN
-    PERFORM once._console_check_actor(actor);
-    done := once.key_release(scope, key);
-    INSERT INTO once.console_actions (actor, db_role, action, ids, affected)
-    VALUES (actor, session_user, 'key_release', ARRAY[scope, key], CASE WHEN done THEN 1 ELSE 0 END);
-    RETURN done;
-END
-$$;
-COMMENT ON FUNCTION once.console_key_release(text, text, text) IS 'once.key_release, recorded in once.console_actions';
-
 REVOKE ALL ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
     once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
     once.console_saga_definitions(), once.console_relays(),
-    once.console_saga(text), once.console_saga_history(text, integer),
     once.console_recent_actions(bigint, integer),
-    once.console_inbox_poison(text, text, integer), once.console_key(text, text),
+    once.console_inbox_poison(text, text, integer),
     once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
-    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
-    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text) FROM PUBLIC;
+    once.console_inbox_retry(text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.console_topics(),
     once.console_dead_letters(text, text, text, timestamptz, uuid, integer),
     once.console_message(uuid), once.console_blocked_keys(integer),
     once.console_sagas(text, text, timestamptz, text, integer), once.console_saga_counts(),
     once.console_saga_definitions(), once.console_relays(),
-    once.console_saga(text), once.console_saga_history(text, integer),
     once.console_recent_actions(bigint, integer),
-    once.console_inbox_poison(text, text, integer), once.console_key(text, text) TO once_console_viewer, once_admin;
+    once.console_inbox_poison(text, text, integer) TO once_console_viewer, once_admin;
 GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_discard(text, uuid[]),
-    once.console_saga_retry(text, text), once.console_saga_abort(text, text, text),
-    once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text)
+    once.console_inbox_retry(text, text, text)
     TO once_console_admin, once_admin;
 
 -- ---------------------------------------------------------------------------------------
@@ -659,17 +571,6 @@ REVOKE ALL ON FUNCTION once.saga_define(text, jsonb, regrole) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb, regrole) TO once_admin;
 
 DROP FUNCTION once._saga_local(text);
-CREATE FUNCTION once._saga_local(p_saga_id text)
-RETURNS TABLE (local jsonb, data jsonb, run_as regrole)
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT s.machine->'local', s.data, d.run_as
-      FROM once.saga_instances s
-      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
-     WHERE s.saga_id = p_saga_id AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
-$$;
-
-REVOKE ALL ON FUNCTION once._saga_local(text) FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------------------
 -- A prepared transaction no longer stalls the relays (issue 20, finding 2): a commit that only
@@ -695,43 +596,7 @@ GRANT EXECUTE ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_b
 -- relays skip them until it is committed or rolled back (issue 20, finding 2); and heads that
 -- have been due for over 5 minutes without a relay taking them (reason 'unclaimed': no relay
 -- serves the topic, or the relays are far behind; issue 20, finding 4).
-CREATE OR REPLACE VIEW once.blocked_keys AS
-WITH prepared AS MATERIALIZED (
-    SELECT b.bucket, x.gid FROM once._outbox_prepared_buckets() b
-      JOIN pg_catalog.pg_prepared_xacts x ON x.transaction = b.transaction)
-SELECT h.key, h.topic, CASE WHEN h.dead_at IS NOT NULL THEN h.id END AS dead_message_id,
-       h.dead_at, h.last_error, h.waiting,
-       CASE WHEN h.dead_at IS NOT NULL THEN 'dead' ELSE 'delayed' END AS reason,
-       h.id AS held_message_id,
-       CASE WHEN h.dead_at IS NULL THEN h.visible_at END AS held_until,
-       NULL::text AS prepared_gid, h.key_owner::regrole AS key_owner
-  FROM (SELECT d.key, d.key_owner, d.topic, d.id, d.dead_at, d.last_error, d.visible_at,
-               (SELECT pg_catalog.count(*) FROM once.outbox w
-                 WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq) AS waiting
-          FROM once.outbox d
-         WHERE d.key IS NOT NULL
-           AND (d.dead_at IS NOT NULL OR (d.attempt = 0 AND d.visible_at > pg_catalog.now()))
-           AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)) h
- WHERE h.dead_at IS NOT NULL OR h.waiting > 0
-UNION ALL
-SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, NULL::text,
-       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
-       'prepared', d.id, NULL::timestamptz, p.gid, d.key_owner::regrole
-  FROM prepared p
-  JOIN once.outbox d ON d.key IS NOT NULL AND once._outbox_key_bucket(d.key) = p.bucket
- WHERE d.dead_at IS NULL
-   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
-UNION ALL
-SELECT d.key, d.topic, NULL::uuid, NULL::timestamptz, d.last_error,
-       (SELECT pg_catalog.count(*) FROM once.outbox w WHERE w.key = d.key AND w.key_owner = d.key_owner AND w.key_seq > d.key_seq),
-       'unclaimed', d.id, NULL::timestamptz, NULL::text, d.key_owner::regrole
-  FROM once.outbox d
- WHERE d.key IS NOT NULL AND d.dead_at IS NULL
-   AND d.visible_at < pg_catalog.now() - interval '5 minutes'
-   AND NOT EXISTS (SELECT 1 FROM once.outbox e WHERE e.key = d.key AND e.key_owner = d.key_owner AND e.key_seq < d.key_seq)
-   AND NOT EXISTS (SELECT 1 FROM prepared p WHERE p.bucket = once._outbox_key_bucket(d.key));
-COMMENT ON VIEW once.blocked_keys IS
-    'Ordering keys held back by their oldest message: dead (redrive or discard it), delayed with messages waiting behind it (expedite or cancel it), held by a prepared transaction (commit or roll it back), or due for over 5 minutes and unclaimed (is a relay serving its topic?)';
+-- (The view is defined once, below, with the fenced keys of the WAL transport.)
 
 -- Any message, not only dead letters (issue 20, finding 4): a message that holds back its key
 -- for a long time (a deliver_at years ahead, a topic no relay serves, a long backoff) can be
@@ -747,7 +612,7 @@ BEGIN
     UPDATE once.outbox
        SET visible_at = pg_catalog.now(), pos = once._outbox_position(pg_catalog.clock_timestamp())
      WHERE id = ANY (ids) AND dead_at IS NULL AND relay IS NULL AND visible_at > pg_catalog.now()
-       AND pos IS NOT NULL AND pos <> 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid;
+       AND pos IS NOT NULL AND pos <> once._waiting_position();
     GET DIAGNOSTICS n = ROW_COUNT;
     IF n > 0 THEN
         NOTIFY once_outbox;
@@ -795,48 +660,16 @@ ALTER TABLE once.saga_instances ADD COLUMN traceparent text;
 -- delayed, in flight, blocked and dead counts and the oldest ready message's age, and sagas
 -- per status. The relay reads them every 15 s or less often, on a connection of its own.
 -- Every count is bounded, so a read costs about the same with a 1M-message backlog as with
--- ten: at most 500 topics, found by skipping through the topic index; per topic the first
--- 10000 pending messages in claim order (split into ready / delayed / in flight), and up to
--- 10000 blocked (waiting behind their key's head) and 10000 dead ones. capped = a count
--- reached its bound (the value is then "at least"). The limits are constants, not
--- parameters: with LIMIT $1 the planner assumes a large share of the table. jit is off: the
--- planner's estimate for the bounded scans (about 1.9M with a 1M-message topic) is above
--- jit_above_cost, and compiling took about 1 s of a read whose execution takes milliseconds.
+-- ten: at most 500 topics, each counted up to 10000 (once._topic_counts); capped = a count
+-- reached its bound (the value is then "at least").
 CREATE FUNCTION once.relay_topic_gauges()
 RETURNS TABLE (topic text, ready bigint, delayed bigint, in_flight bigint, blocked bigint, dead bigint,
                oldest_ready_age double precision, capped boolean)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    WITH RECURSIVE t(topic) AS (
-        (SELECT o.topic FROM once.outbox o ORDER BY o.topic LIMIT 1)
-        UNION ALL
-        SELECT (SELECT o.topic FROM once.outbox o WHERE o.topic > t.topic ORDER BY o.topic LIMIT 1)
-          FROM t WHERE t.topic IS NOT NULL
-    )
-    SELECT t.topic, p.ready, p.delayed, p.in_flight, b.n, d.n,
-           extract(epoch FROM now() - p.oldest_ready)::double precision,
-           (p.total >= 10000 OR b.n >= 10000 OR d.n >= 10000)
-      FROM (SELECT t.topic FROM t WHERE t.topic IS NOT NULL LIMIT 500) t
-     CROSS JOIN LATERAL (
-            SELECT count(*) FILTER (WHERE s.visible_at <= now()) AS ready,
-                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NULL) AS delayed,
-                   count(*) FILTER (WHERE s.visible_at > now() AND s.relay IS NOT NULL) AS in_flight,
-                   count(*) AS total,
-                   min(s.created_at) FILTER (WHERE s.visible_at <= now()) AS oldest_ready
-              FROM (SELECT o.visible_at, o.relay, o.created_at FROM once.outbox o
-                     WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) > '00000000-0000-0000-0000-000000000000'::uuid
-                       AND COALESCE(o.pos, o.id) < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
-                     ORDER BY COALESCE(o.pos, o.id) LIMIT 10000) s) p
-     CROSS JOIN LATERAL (
-            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
-                     WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid LIMIT 10000) x) b
-     CROSS JOIN LATERAL (
-            SELECT count(*) AS n FROM (SELECT 1 FROM once.outbox o
-                     WHERE o.topic = t.topic
-                       AND COALESCE(o.pos, o.id) = '00000000-0000-0000-0000-000000000000'::uuid LIMIT 10000) x) d
-     ORDER BY t.topic
+    SELECT c.topic, c.ready, c.delayed, c.in_flight, c.blocked, c.dead,
+           extract(epoch FROM now() - c.oldest_ready)::double precision, c.capped
+      FROM once._topic_counts(500, 10000) c
 $$;
 COMMENT ON FUNCTION once.relay_topic_gauges() IS
     'once-relay /metrics: per topic ready, delayed, in flight, blocked, dead (each counted up to 10000) and the oldest ready message''s age in seconds';
@@ -970,23 +803,6 @@ SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadli
     OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
 COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
-
--- One saga with its definition, its last error and the cause of its failure
--- (once.saga_instances.failure_cause: the card was declined), which the last error (a
--- compensation that timed out later) hides.
-CREATE OR REPLACE FUNCTION once.console_saga(p_saga_id text)
-RETURNS TABLE (saga_id text, name text, version integer, status text, step text, attempts integer,
-               input jsonb, data jsonb, last_error text, cause text, deadline timestamptz,
-               created_at timestamptz, updated_at timestamptz, finished_at timestamptz, definition jsonb)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.attempts, s.input, s.data, s.last_error,
-           s.failure_cause, s.deadline, s.created_at, s.updated_at, s.finished_at, d.definition
-      FROM once.saga_instances s
-      JOIN once.saga_definitions d ON d.name = s.name AND d.version = s.version
-     WHERE s.saga_id = p_saga_id
-$$;
-COMMENT ON FUNCTION once.console_saga(text) IS 'once-console: one saga with input, data, definition, last error and the failure''s cause';
 
 -- Dropping an inbox handler removes its subscriptions (issue 22): sql/src/30_inbox.sql.
 CREATE FUNCTION once._inbox_handler_dropped() RETURNS event_trigger
@@ -1261,8 +1077,6 @@ AS $$
        FOR UPDATE SKIP LOCKED
 $$;
 
-DROP FUNCTION once._saga_local(text);
-
 CREATE FUNCTION once._saga_local(p_saga_id text, p_name text)
 RETURNS TABLE (local jsonb, data jsonb, run_as regrole)
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -1380,14 +1194,7 @@ GRANT EXECUTE ON FUNCTION once.wal_secret(),
 -- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id) (issue 20,
 -- finding 5, in the console): console_key lists a row per owner, console_key_release releases
 -- the chosen owner's row, and the saga functions take the saga's definition. The console's
--- functions are new in 0.3 and only once-console calls them, so the old signatures are dropped.
 -- sql/src/60_console.sql, verbatim below.
-DROP FUNCTION once.console_key(text, text);
-DROP FUNCTION once.console_saga(text);
-DROP FUNCTION once.console_saga_history(text, integer);
-DROP FUNCTION once.console_saga_retry(text, text);
-DROP FUNCTION once.console_saga_abort(text, text, text);
-DROP FUNCTION once.console_key_release(text, text, text);
 
 -- One idempotency key, without its stored response (that may hold another role's data):
 -- only the response's size. A key's identity is (scope, key, owner): one row per role that

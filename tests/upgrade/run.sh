@@ -11,6 +11,8 @@
 #     current library installs V, updates it, and the data written then works.
 #  3. V's committed script (sql/pg_once--V.sql) is byte for byte what V's build produced.
 #  4. DROP EXTENSION leaves nothing behind, and a reinstall gives the same catalog.
+#  5. The upgrade script into the current version creates each object once (a diff, not a
+#     log of the changes made while the version was written).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 pg_config=$(command -v "${PG_CONFIG:-pg_config}")   # the system's, before the staged server is on PATH
@@ -41,6 +43,12 @@ dump_schema fresh >"$work/fresh.sql"
 check "fresh install of $default has objects" test -s "$work/fresh.sql"
 
 once_cluster_stop
+
+# The upgrade scripts into the current version are diffs: each object created once in each
+# (created_once.py), however many changes it went through before the release.
+for script in "$ONCE_SOURCE_DIR"/sql/pg_once--*--"$default".sql; do
+    check "$(basename "$script") creates each object once" "$here/created_once.py" "$script"
+done
 
 # Every released version before the current one, with the commit it was released from.
 released=$(grep -v '^#' "$here/releases" | awk -v cur="$default" '$1 != cur')
