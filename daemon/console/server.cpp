@@ -1070,8 +1070,8 @@ HttpServer::HttpServer(const Options& o, Console& console) {
     handlers.completed = &completed;
     listener_ = std::make_unique<relay::HttpListener>(
         "--listen", o.listen, limits, handlers,
-        "not a loopback address; serve it through an HTTPS proxy (and set secure-cookie = on), the console itself "
-        "speaks plain HTTP");
+        "listening on " + o.listen + ": not a loopback address; serve it through an HTTPS proxy (and set "
+        "secure-cookie = on), the console itself speaks plain HTTP");
 }
 
 HttpServer::~HttpServer() = default;

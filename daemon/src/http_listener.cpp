@@ -31,7 +31,7 @@ HttpListener::HttpListener(const std::string& option, const std::string& address
     int port = std::stoi(address.substr(colon + 1));
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     if (host == "localhost") host = "127.0.0.1";
-    if (!is_loopback_host(host)) spdlog::warn("{} {}: {}", option, address, public_warning);
+    if (!is_loopback_host(host)) spdlog::warn("{}", public_warning);
     sockaddr_storage ss{};
     // MHD_USE_AUTO picks epoll or poll: select() could not watch descriptors above 1023. No
     // MHD_USE_ERROR_LOG: it printed a raw stderr line (into the journal) per client that

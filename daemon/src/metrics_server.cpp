@@ -69,8 +69,8 @@ MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics,
     handlers.access_cls = this;
     listener_ = std::make_unique<HttpListener>(
         "--metrics", address, limits, handlers,
-        "not a loopback address; /metrics and /healthz answer anyone who can reach it, without authentication "
-        "(bind 127.0.0.1 or ::1, or firewall the port)");
+        "metrics on " + address + ": not a loopback address; /metrics and /healthz answer anyone who can reach it, "
+        "without authentication (bind 127.0.0.1 or ::1, or firewall the port)");
 }
 
 MetricsServer::~MetricsServer() = default;
