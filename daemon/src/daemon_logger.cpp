@@ -12,11 +12,14 @@ namespace once::relay {
 
 namespace {
 
-// %* in the pattern: the message, escaped.
+// %* in the pattern: the message, escaped. Line breaks that end it (libpq's messages end in
+// one) are dropped rather than shown as \n: the line ends there anyway.
 class EscapedMessage : public spdlog::custom_flag_formatter {
 public:
     void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-        std::string safe = log_safe(std::string_view(msg.payload.data(), msg.payload.size()));
+        std::string_view text(msg.payload.data(), msg.payload.size());
+        while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+        std::string safe = log_safe(text);
         dest.append(safe.data(), safe.data() + safe.size());
     }
     std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<EscapedMessage>(); }

@@ -14,7 +14,8 @@ class formatter;
 
 namespace once::relay {
 
-// "%l: %v" under systemd (the journal adds timestamps), else with a timestamp; %v escaped.
+// "%l: %v" under systemd (the journal adds timestamps), else with a timestamp; %v escaped,
+// without the line breaks that end it.
 std::unique_ptr<spdlog::formatter> escaping_formatter(bool for_journal);
 
 // Makes the thread-safe stderr logger `name` the default one, at `level`, flushed at info.

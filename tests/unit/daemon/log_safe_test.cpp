@@ -77,3 +77,9 @@ TEST(DaemonLogger, EscapesTheWholeMessageAndEndsTheLineOnce) {
     EXPECT_NE(line.find(" warning: sink said: 500\\r\\nX: y\n"), std::string::npos) << line;
     EXPECT_EQ(line.find('\n'), line.size() - 1) << line;
 }
+
+TEST(DaemonLogger, ALineBreakThatEndsTheMessageIsDropped) {
+    auto f = once::relay::escaping_formatter(true);
+    EXPECT_EQ(format_with(*f, "database down: connection refused\n"), "warning: database down: connection refused\n");
+    EXPECT_EQ(format_with(*f, "two\nlines\r\n"), "warning: two\\nlines\n");
+}
