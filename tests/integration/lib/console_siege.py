@@ -5,15 +5,19 @@ Usage: console_siege.py PORT SESSION_COOKIE ATTACK_S MAX_SLOW_LIFETIME_S PAGE_BO
 
 - Guessers: 100 concurrent clients from 127.0.0.2 post wrong passwords for "admin" to
   /login (each with a valid login form token).
-- Slow clients: 300 connections, a third each from 127.0.0.3, .4 and .5, each sending a
-  request line and then one header line every 2 s, never finishing the request; every 2 s
-  the ones the server closed are opened again (at most 3000 in all).
+- Slow clients (trickle_clients.py): 300 connections, a third each from 127.0.0.3, .4 and
+  .5, each sending a request line and then one header line every 2 s, never finishing the
+  request; every 2 s the ones the server closed are opened again (at most 3000 in all).
 - The admin (from 127.0.0.1, with SESSION_COOKIE) fetches / and /healthz every 50 ms.
-Both attacks stop by themselves after ATTACK_S seconds (a guesser also after 40 answers). Succeeds (exit 0, a summary line) when every admin page and every /healthz
-answered 200 within PAGE_BOUND_S seconds, and the server closed every slow connection within
+Both attacks stop by themselves after ATTACK_S seconds (a guesser also after 40 answers).
+Succeeds (exit 0, a summary line) when every admin page and every /healthz answered 200
+within PAGE_BOUND_S seconds, and the server closed every slow connection within
 MAX_SLOW_LIFETIME_S seconds of its opening. Otherwise exits 1 with the reasons. Prints the
 guessers' status counts ("guess statuses: 401=10 429=...") for the caller to check."""
-import collections, http.client, re, select, socket, sys, threading, time
+import collections, http.client, os, re, sys, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trickle_clients import trickle  # noqa: E402
 
 port, cookie = int(sys.argv[1]), sys.argv[2]
 attack_s, max_lifetime, page_bound = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
@@ -63,54 +67,8 @@ def guesser(i):
 
 
 def slow_clients():
-    socks = {}   # socket -> opened at
-    lifetimes = []
-    opened = 0
-
-    def top_up():   # up to 300 open, at most 3000 in all
-        nonlocal opened
-        while len(socks) < 300 and opened < 3000 and time.monotonic() < attack_end:
-            s = socket.socket()
-            s.settimeout(5)
-            try:
-                s.bind((f"127.0.0.{3 + opened % 3}", 0))
-                opened += 1
-                s.connect((HOST, port))
-                s.sendall(b"POST /login HTTP/1.1\r\nHost: slow\r\n")
-                s.setblocking(False)
-                socks[s] = time.monotonic()
-            except OSError:
-                s.close()
-                lifetimes.append(0.0)
-
-    top_up()
-    next_line = time.monotonic() + 2
-    n = 0
-    while time.monotonic() < attack_end:
-        ready, _, _ = select.select(list(socks), [], [], max(0.0, min(next_line, attack_end) - time.monotonic()))
-        for s in ready:
-            try:
-                data = s.recv(4096)
-            except OSError:
-                data = b""
-            if not data:   # closed by the server (an error response before it is fine too)
-                lifetimes.append(time.monotonic() - socks.pop(s))
-                s.close()
-        if time.monotonic() >= next_line:
-            n += 1
-            for s in list(socks):
-                try:
-                    s.send(b"X-Slow-%d: still coming\r\n" % n)
-                except OSError:
-                    lifetimes.append(time.monotonic() - socks.pop(s))
-                    s.close()
-            next_line += 2
-            top_up()   # the closed ones come back, every 2 s
-    still_open = len(socks)
-    for s, since in socks.items():
-        lifetimes.append(time.monotonic() - since)
-        s.close()
-    longest = max(lifetimes, default=0.0)
+    opened, still_open, longest = trickle(port, 300, attack_end, 2.0, ["127.0.0.3", "127.0.0.4", "127.0.0.5"],
+                                          b"POST /login HTTP/1.1\r\n")
     with lock:
         slow_summary.append(f"slow connections: {opened} opened, {still_open} still open at the end, "
                             f"longest {longest:.1f}s")
