@@ -1,9 +1,7 @@
-#include "concurrency_limit.hpp"
 #include "login_limiter.hpp"
 
 #include <gtest/gtest.h>
 
-using once::console::ConcurrencyLimit;
 using once::console::LoginLimiter;
 using namespace std::chrono_literals;
 
@@ -63,23 +61,4 @@ TEST(LoginLimiter, MemoryIsBoundedAndFullBucketsExpire) {
     EXPECT_EQ(m.size(), 3u);
     m.take("d", t0 + 2s);
     EXPECT_EQ(m.size(), 1u);
-}
-
-TEST(ConcurrencyLimit, TurnsAwayBeyondItsSlotsAndFreesThem) {
-    ConcurrencyLimit limit(2);
-    {
-        auto a = limit.try_enter();
-        auto b = limit.try_enter();
-        EXPECT_TRUE(a);
-        EXPECT_TRUE(b);
-        EXPECT_FALSE(limit.try_enter());
-    }
-    auto c = limit.try_enter();
-    EXPECT_TRUE(c);
-    auto moved = std::move(c);
-    EXPECT_TRUE(moved);
-    EXPECT_FALSE(c);
-    auto d = limit.try_enter();
-    EXPECT_TRUE(d);
-    EXPECT_FALSE(limit.try_enter());
 }
