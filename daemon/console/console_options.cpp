@@ -47,6 +47,15 @@ po::options_description option_table() {
         ("rate-interval", po::value<std::string>(), "sample the outbox's send / ack counters this often for the overview's charts (default 10s; 60 samples are kept)")
         ("connect-timeout", po::value<std::string>(), "bound for opening a database connection (default 5s)")
         ("threads", po::value<int>(), "request threads, each with its own database connection, 1..64 (default 4)")
+        ("max-connections", po::value<int>(), "connections served at once, 2..10000 (default 256)")
+        ("max-connections-per-address", po::value<int>(), "connections from one client address, 1..less than "
+                                                          "max-connections (default 16)")
+        ("request-timeout", po::value<std::string>(), "a request must arrive whole (headers and body) within this "
+                                                      "time, or its connection is closed (default 10s)")
+        ("login-failures", po::value<int>(), "failed logins allowed per client address and per user name before "
+                                             "logins are refused (HTTP 429), 1..1000 (default 10)")
+        ("login-failure-window", po::value<std::string>(), "the failed-login allowance refills over this time "
+                                                           "(default 10min)")
         ("secure-cookie", po::value<std::string>(), "on|off: mark the session cookie Secure (when served "
                                                      "through an HTTPS proxy; default off)")
         ("log-level", po::value<std::string>(), "trace, debug, info, warn, error or off (default info)");
@@ -88,6 +97,11 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     str("credentials", o.credentials);
     str("log-level", o.log_level);
     if (vm.count("threads")) o.threads = vm["threads"].as<int>();
+    if (vm.count("max-connections")) o.max_connections = vm["max-connections"].as<int>();
+    if (vm.count("max-connections-per-address")) o.max_connections_per_address = vm["max-connections-per-address"].as<int>();
+    if (vm.count("login-failures")) o.login_failures = vm["login-failures"].as<int>();
+    o.request_timeout = duration_option(vm, "request-timeout", o.request_timeout);
+    o.login_failure_window = duration_option(vm, "login-failure-window", o.login_failure_window);
     if (vm.count("secure-cookie")) o.secure_cookie = on_off("secure-cookie", vm["secure-cookie"].as<std::string>());
     o.session_ttl = duration_option(vm, "session-ttl", o.session_ttl);
     o.statement_timeout = duration_option(vm, "statement-timeout", o.statement_timeout);
@@ -102,6 +116,18 @@ void validate(const Options& o) {
     if (o.db.empty()) throw bad("--db is required: the libpq connection string of the database");
     if (o.credentials.empty()) throw bad("--credentials is required: the file of console users (see --hash-secret)");
     if (o.threads < 1 || o.threads > 64) throw bad("--threads " + std::to_string(o.threads) + " is out of range 1..64");
+    if (o.max_connections < 2 || o.max_connections > 10000)
+        throw bad("--max-connections " + std::to_string(o.max_connections) + " is out of range 2..10000");
+    // One address must not be able to take every connection.
+    if (o.max_connections_per_address < 1 || o.max_connections_per_address >= o.max_connections)
+        throw bad("--max-connections-per-address " + std::to_string(o.max_connections_per_address) +
+                  " is out of range 1.." + std::to_string(o.max_connections - 1) + " (below --max-connections)");
+    if (o.request_timeout < Millis(1000) || o.request_timeout > Millis(300000))
+        throw bad("--request-timeout is out of range 1s..5min");
+    if (o.login_failures < 1 || o.login_failures > 1000)
+        throw bad("--login-failures " + std::to_string(o.login_failures) + " is out of range 1..1000");
+    if (o.login_failure_window < Millis(1000) || o.login_failure_window > Millis(24 * 3600 * 1000))
+        throw bad("--login-failure-window is out of range 1s..24h");
     if (o.session_ttl < Millis(60000)) throw bad("--session-ttl is shorter than 1min");
     if (o.statement_timeout < Millis(100)) throw bad("--statement-timeout is shorter than 100ms");
     if (o.rate_interval < Millis(1000)) throw bad("--rate-interval is shorter than 1s");

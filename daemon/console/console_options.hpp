@@ -24,6 +24,14 @@ struct Options {
     Millis connect_timeout{5000};
     Millis rate_interval{10000};          // how often the overview's send / ack rates are sampled
     int threads = 4;                      // request threads (each with its own connection)
+    // What one client can hold (docs/console.md, "Limits"): connections in all, connections
+    // from one address, the time to send a whole request; failed logins per client address
+    // and per user name, refilled over the window.
+    int max_connections = 256;
+    int max_connections_per_address = 16;
+    Millis request_timeout{10000};
+    int login_failures = 10;
+    Millis login_failure_window{10 * 60 * 1000};
     bool secure_cookie = false;           // add "Secure" to the cookie (behind an HTTPS proxy)
     bool check_config = false;
     bool hash_secret = false;             // read a secret on stdin, print its credentials hash

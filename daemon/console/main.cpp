@@ -2,11 +2,12 @@
 // database, serve until SIGTERM/SIGINT.
 #include "auth.hpp"
 #include "console_options.hpp"
+#include "daemon_logger.hpp"
+#include "log_safe.hpp"
 #include "db.hpp"
 #include "server.hpp"
 #include "systemd_notify.hpp"
 
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <termios.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 namespace {
 
 int fail(const std::string& msg, int code = 1) {
-    std::fprintf(stderr, "once-console: %s\n", msg.c_str());
+    std::fprintf(stderr, "once-console: %s\n", once::relay::log_safe(msg).c_str());
     return code;
 }
 
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
     try {
         options = parse_options(argc, argv, &help);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "once-console: %s\nTry once-console --help.\n", e.what());
+        std::fprintf(stderr, "once-console: %s\nTry once-console --help.\n", once::relay::log_safe(e.what()).c_str());
         return 2;
     }
     if (options.show_help) { std::fputs(help.c_str(), stdout); return 0; }
@@ -67,12 +68,7 @@ int main(int argc, char** argv) {
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, nullptr);
     try {
-        auto logger = spdlog::stderr_logger_mt("once-console");
-        if (std::getenv("JOURNAL_STREAM")) logger->set_pattern("%l: %v");
-        else logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l: %v");
-        spdlog::set_default_logger(logger);
-        spdlog::set_level(spdlog::level::from_str(options.log_level));
-        spdlog::flush_on(spdlog::level::info);
+        once::relay::install_daemon_logger("once-console", options.log_level);
 
         auto users = load_credentials(options.credentials);
         DbConfig db{options.db, options.connect_timeout, options.statement_timeout};

@@ -2,19 +2,17 @@
 
 #include "diagram.hpp"
 #include "html.hpp"
-#include "metrics_server.hpp"
+#include "http_listener.hpp"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 namespace once::console {
 
@@ -26,6 +24,9 @@ constexpr size_t kMaxBody = 256 * 1024;
 constexpr size_t kMaxIds = 500;    // dead letters per action
 const char* kCookie = "once_console_session";
 const char* kLoginCookie = "once_console_login";
+// Logins hashing a password at once (PBKDF2, tens of milliseconds each); further logins are
+// answered 503 at once. Two of the request threads at most, so pages keep the others.
+constexpr unsigned kHashingSlots = 2;
 
 std::string first(const std::map<std::string, std::vector<std::string>>& m, const std::string& k) {
     auto it = m.find(k);
@@ -105,7 +106,9 @@ struct Console::Ctx {
 
 Console::Console(const Options& o, std::map<std::string, User> users)
     : opts_(o), db_{o.db, o.connect_timeout, o.statement_timeout}, users_(std::move(users)), sessions_(o.session_ttl),
-      sampler_([this] { sample_rates(); }) {}
+      failed_by_address_(static_cast<unsigned>(o.login_failures), o.login_failure_window),
+      failed_by_user_(static_cast<unsigned>(o.login_failures), o.login_failure_window),
+      hashing_(kHashingSlots), sampler_([this] { sample_rates(); }) {}
 
 Console::~Console() {
     {
@@ -270,20 +273,51 @@ Response Console::login_page(const Request& req, const std::string& error, unsig
     return r;
 }
 
+namespace {
+
+// "Retry-After" in whole seconds, at least 1.
+std::string retry_after(std::chrono::milliseconds wait) { return std::to_string(std::max<long long>(1, (wait.count() + 999) / 1000)); }
+
+}  // namespace
+
 Response Console::login_post(const Request& req) {
     auto cookie = req.cookies.find(kLoginCookie);
     if (cookie == req.cookies.end() || !constant_time_equal(cookie->second, req.field("csrf")))
         return login_page(req, "The login form expired; try again.", 403);
     std::string name = req.field("user");
     auto it = users_.find(name);
-    // Verify against a dummy hash for unknown users, so timing does not tell who exists.
-    static const std::string dummy = hash_secret("dummy");
-    bool ok = verify_secret(req.field("secret"), it == users_.end() ? dummy : it->second.hash) && it != users_.end();
+    // The budgets of failed logins come first, so a guesser over them costs no hashing. Only
+    // existing users have a budget of their own: unknown names cannot fill the table.
+    auto now = LoginLimiter::Clock::now();
+    auto wait = failed_by_address_.take(req.client, now);
+    if (!wait && it != users_.end()) wait = failed_by_user_.take(name, now);
+    if (wait) {
+        spdlog::debug("login for user \"{}\" from {} refused: too many failed logins", name.substr(0, 63), req.client);
+        Response r = login_page(req, "Too many failed logins; try again later.", 429);
+        r.headers.emplace_back("Retry-After", retry_after(*wait));
+        return r;
+    }
+    bool ok = false;
+    {
+        auto slot = hashing_.try_enter();
+        if (!slot) {
+            failed_by_address_.give_back(req.client, now);   // not tried: not a failure
+            if (it != users_.end()) failed_by_user_.give_back(name, now);
+            Response r = login_page(req, "The console is busy with other logins; try again in a moment.", 503);
+            r.headers.emplace_back("Retry-After", "1");
+            return r;
+        }
+        // Verify against a dummy hash for unknown users, so timing does not tell who exists.
+        static const std::string dummy = hash_secret("dummy");
+        ok = verify_secret(req.field("secret"), it == users_.end() ? dummy : it->second.hash) && it != users_.end();
+    }
     if (!ok) {
-        spdlog::warn("login failed for user \"{}\"", name.substr(0, 63));
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));   // slows guessing
+        // Answered at once: slowing guesses is the budgets' job, not a request thread's.
+        spdlog::warn("login failed for user \"{}\" from {}", name.substr(0, 63), req.client);
         return login_page(req, "Wrong user or password.", 401);
     }
+    failed_by_address_.give_back(req.client, now);
+    failed_by_user_.give_back(name, now);
     spdlog::info("login: {} ({})", name, role_name(it->second.role));
     std::string id = sessions_.create(name, it->second.role);
     Response r = redirect("/");
@@ -938,11 +972,7 @@ Response Console::small_act(Ctx& c, const Request& req) {
 
 namespace {
 
-#if MHD_VERSION >= 0x00097002
-using handler_result = MHD_Result;
-#else
-using handler_result = int;
-#endif
+using handler_result = relay::MhdResult;
 
 struct Pending {
     std::string body;
@@ -979,6 +1009,7 @@ handler_result access(void* cls, MHD_Connection* conn, const char* url, const ch
     Request req;
     req.method = method;
     req.path = url;
+    req.client = relay::client_address(conn);
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, &collect, &req.query);
     MHD_get_connection_values(conn, MHD_COOKIE_KIND, &collect_cookie, &req.cookies);
     Response res;
@@ -1028,40 +1059,23 @@ void completed(void*, MHD_Connection*, void** con_cls, MHD_RequestTerminationCod
 }  // namespace
 
 HttpServer::HttpServer(const Options& o, Console& console) {
-    const std::string& address = o.listen;
-    auto colon = address.rfind(':');
-    std::string host = address.substr(0, colon);
-    int port = std::stoi(address.substr(colon + 1));
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host == "localhost") host = "127.0.0.1";
-    if (!relay::is_loopback_host(host))
-        spdlog::warn("listening on {}: not a loopback address; serve it through an HTTPS proxy (and set "
-                     "secure-cookie = on), the console itself speaks plain HTTP", address);
-    sockaddr_storage ss{};
-    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
-    if (inet_pton(AF_INET, host.c_str(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr) == 1) {
-        auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
-        sin->sin_family = AF_INET;
-        sin->sin_port = htons(static_cast<uint16_t>(port));
-    } else if (inet_pton(AF_INET6, host.c_str(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr) == 1) {
-        auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons(static_cast<uint16_t>(port));
-        flags |= MHD_USE_IPv6;
-    } else {
-        throw std::runtime_error("--listen \"" + address + "\": the host must be a numeric address (127.0.0.1, ::1) or localhost");
-    }
-    daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &access, &console, MHD_OPTION_SOCK_ADDR, &ss,
-                               MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(o.threads),
-                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 256u,
-                               MHD_OPTION_NOTIFY_COMPLETED, &completed, nullptr, MHD_OPTION_END);
-    if (!daemon_) throw std::runtime_error("--listen: cannot listen on " + address + " (address in use or not local)");
-    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-    port_ = info ? info->port : port;
+    relay::ListenerLimits limits;
+    limits.max_connections = static_cast<unsigned>(o.max_connections);
+    limits.max_per_address = static_cast<unsigned>(o.max_connections_per_address);
+    limits.request_timeout = o.request_timeout;
+    limits.threads = static_cast<unsigned>(o.threads);
+    relay::ListenerHandlers handlers;
+    handlers.access = &access;
+    handlers.access_cls = &console;
+    handlers.completed = &completed;
+    listener_ = std::make_unique<relay::HttpListener>(
+        "--listen", o.listen, limits, handlers,
+        "listening on " + o.listen + ": not a loopback address; serve it through an HTTPS proxy (and set "
+        "secure-cookie = on), the console itself speaks plain HTTP");
 }
 
-HttpServer::~HttpServer() {
-    if (daemon_) MHD_stop_daemon(daemon_);
-}
+HttpServer::~HttpServer() = default;
+
+int HttpServer::port() const { return listener_->port(); }
 
 }  // namespace once::console

@@ -2,23 +2,29 @@
 #pragma once
 
 #include "auth.hpp"
+#include "concurrency_limit.hpp"
 #include "console_options.hpp"
 #include "db.hpp"
+#include "login_limiter.hpp"
 #include "rates.hpp"
 
 #include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-struct MHD_Daemon;
+namespace once::relay {
+class HttpListener;
+}
 
 namespace once::console {
 
 struct Request {
     std::string method, path, body;
+    std::string client;   // the client's numeric address
     std::map<std::string, std::vector<std::string>> query, form;
     std::map<std::string, std::string> cookies;
     std::string arg(const std::string& name) const;    // first query value or ""
@@ -66,6 +72,11 @@ private:
     DbConfig db_;
     std::map<std::string, User> users_;
     Sessions sessions_;
+    // Logins: failed ones are budgeted per client address and per user name before any
+    // hashing, and at most a few hash at once, so logins cannot occupy every request thread.
+    LoginLimiter failed_by_address_;
+    LoginLimiter failed_by_user_;
+    ConcurrencyLimit hashing_;
     // The overview's send / ack rates: a thread samples once.console_outbox_counters() every
     // --rate-interval on a connection of its own.
     void sample_rates();
@@ -80,11 +91,10 @@ class HttpServer {
 public:
     HttpServer(const Options& o, Console& console);   // binds; throws std::runtime_error
     ~HttpServer();
-    int port() const { return port_; }
+    int port() const;
 
 private:
-    MHD_Daemon* daemon_ = nullptr;
-    int port_ = 0;
+    std::unique_ptr<relay::HttpListener> listener_;
 };
 
 }  // namespace once::console

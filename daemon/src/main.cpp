@@ -1,5 +1,7 @@
 // once-relay entry point: parse options, refuse root, open the sink, serve metrics, run the loop.
 #include "credentials.hpp"
+#include "daemon_logger.hpp"
+#include "log_safe.hpp"
 #include "metrics.hpp"
 #include "metrics_server.hpp"
 #include "options.hpp"
@@ -12,7 +14,6 @@
 #include "outbox/source_db.hpp"
 #include "systemd_notify.hpp"
 
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -26,18 +27,12 @@
 namespace {
 
 void setup_logging(const std::string& level) {
-    // _mt: the outbox gauges' reader (outbox/gauge_reader) logs from its own thread.
-    auto logger = spdlog::stderr_logger_mt("once-relay");
-    // Under systemd the journal adds its own timestamps.
-    if (std::getenv("JOURNAL_STREAM")) logger->set_pattern("%l: %v");
-    else logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l: %v");
-    spdlog::set_default_logger(logger);
-    spdlog::set_level(spdlog::level::from_str(level));
-    spdlog::flush_on(spdlog::level::info);
+    // The outbox gauges' reader (outbox/gauge_reader) logs from its own thread.
+    once::relay::install_daemon_logger("once-relay", level);
 }
 
 int fail(const std::string& msg, int code = 1) {
-    std::fprintf(stderr, "once-relay: %s\n", msg.c_str());
+    std::fprintf(stderr, "once-relay: %s\n", once::relay::log_safe(msg).c_str());
     return code;
 }
 
@@ -57,7 +52,7 @@ int main(int argc, char** argv) {
     try {
         options = parse_options(argc, argv, &help);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "once-relay: %s\nTry once-relay --help.\n", e.what());
+        std::fprintf(stderr, "once-relay: %s\nTry once-relay --help.\n", once::relay::log_safe(e.what()).c_str());
         return 2;
     }
     if (options.show_help) { std::fputs(help.c_str(), stdout); return 0; }

@@ -1,22 +1,18 @@
 #include "metrics_server.hpp"
 
+#include "http_listener.hpp"
+
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <spdlog/spdlog.h>
 
 #include <cstring>
-#include <stdexcept>
 
 namespace once::relay {
 
 namespace {
 
-#if MHD_VERSION >= 0x00097002
-using handler_result = MHD_Result;
-#else
-using handler_result = int;
-#endif
+using handler_result = MhdResult;
 
 handler_result respond(MHD_Connection* c, unsigned status, const std::string& body, const char* type) {
     MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
@@ -64,47 +60,21 @@ bool is_loopback_host(const std::string& host) {
 
 MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics, std::string relay_name)
     : metrics_(metrics), relay_name_(std::move(relay_name)) {
-    auto colon = address.rfind(':');
-    std::string host = address.substr(0, colon);
-    int port = std::stoi(address.substr(colon + 1));
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host == "localhost") host = "127.0.0.1";
-    if (!is_loopback_host(host))
-        spdlog::warn("metrics on {}: not a loopback address; /metrics and /healthz answer anyone who can reach it, "
-                     "without authentication (bind 127.0.0.1 or ::1, or firewall the port)", address);
-    sockaddr_storage ss{};
-    // MHD_USE_AUTO picks epoll or poll: select() could not watch descriptors above 1023,
-    // and the connection limit below is well past 16. No MHD_USE_ERROR_LOG: it printed a
-    // raw stderr line (into the journal) per client that closed mid-request or found the
-    // limit reached, so slow clients also flooded the log; a failure to listen is reported
-    // below by the relay itself.
-    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
-    socklen_t len;
-    if (inet_pton(AF_INET, host.c_str(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr) == 1) {
-        auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
-        sin->sin_family = AF_INET;
-        sin->sin_port = htons(static_cast<uint16_t>(port));
-        len = sizeof(sockaddr_in);
-    } else if (inet_pton(AF_INET6, host.c_str(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr) == 1) {
-        auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons(static_cast<uint16_t>(port));
-        flags |= MHD_USE_IPv6;
-        len = sizeof(sockaddr_in6);
-    } else {
-        throw std::runtime_error("--metrics \"" + address + "\": the host must be a numeric address (127.0.0.1, ::1) or localhost");
-    }
-    (void)len;
-    daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &handle, this, MHD_OPTION_SOCK_ADDR, &ss,
-                               MHD_OPTION_CONNECTION_TIMEOUT, kMetricsIdleTimeoutS,
-                               MHD_OPTION_CONNECTION_LIMIT, kMetricsConnectionLimit, MHD_OPTION_END);
-    if (!daemon_) throw std::runtime_error("--metrics: cannot listen on " + address + " (address in use or not local)");
-    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-    port_ = info ? info->port : port;
+    ListenerLimits limits;
+    limits.max_connections = kMetricsConnectionLimit;
+    limits.max_per_address = kMetricsConnectionsPerAddress;
+    limits.request_timeout = kMetricsRequestTimeout;
+    ListenerHandlers handlers;
+    handlers.access = &handle;
+    handlers.access_cls = this;
+    listener_ = std::make_unique<HttpListener>(
+        "--metrics", address, limits, handlers,
+        "metrics on " + address + ": not a loopback address; /metrics and /healthz answer anyone who can reach it, "
+        "without authentication (bind 127.0.0.1 or ::1, or firewall the port)");
 }
 
-MetricsServer::~MetricsServer() {
-    if (daemon_) MHD_stop_daemon(daemon_);
-}
+MetricsServer::~MetricsServer() = default;
+
+int MetricsServer::port() const { return listener_->port(); }
 
 }  // namespace once::relay

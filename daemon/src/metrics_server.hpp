@@ -3,18 +3,22 @@
 
 #include "metrics.hpp"
 
+#include <chrono>
+#include <memory>
 #include <string>
-
-struct MHD_Daemon;
 
 namespace once::relay {
 
-// Limits of the metrics listener (issue 20, item 12). A client that sends nothing for
-// kMetricsIdleTimeoutS seconds is disconnected, so slow or idle clients cannot hold the
-// server; up to kMetricsConnectionLimit connections are served at once (0.2: 16, which 20
-// idle clients exhausted, leaving /healthz unreachable).
-constexpr unsigned kMetricsIdleTimeoutS = 5;
+class HttpListener;
+
+// Limits of the metrics listener (http_listener.hpp). A request must arrive whole within
+// kMetricsRequestTimeout (slow or idle clients cannot hold the server); up to
+// kMetricsConnectionLimit connections are served at once (0.2: 16, which 20 idle clients
+// exhausted, leaving /healthz unreachable), at most kMetricsConnectionsPerAddress from one
+// address: one Prometheus and a few probes need a handful, and one address cannot take all.
+constexpr std::chrono::milliseconds kMetricsRequestTimeout{5000};
 constexpr unsigned kMetricsConnectionLimit = 256;
+constexpr unsigned kMetricsConnectionsPerAddress = 32;
 
 // True for a numeric loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z) or "localhost".
 // The server has no authentication: anything else gets a warning at start.
@@ -28,7 +32,7 @@ public:
     ~MetricsServer();
     MetricsServer(const MetricsServer&) = delete;
     MetricsServer& operator=(const MetricsServer&) = delete;
-    int port() const { return port_; }
+    int port() const;
 
     const Metrics& metrics() const { return metrics_; }
     const std::string& relay_name() const { return relay_name_; }
@@ -36,8 +40,7 @@ public:
 private:
     const Metrics& metrics_;
     std::string relay_name_;
-    MHD_Daemon* daemon_ = nullptr;
-    int port_ = 0;
+    std::unique_ptr<HttpListener> listener_;
 };
 
 }  // namespace once::relay

@@ -109,6 +109,35 @@ TEST(Options, DefaultsAndRefusals) {
     EXPECT_THROW(parse_options(7, secret_flag), std::runtime_error);   // no such option
 }
 
+TEST(Options, ConnectionAndLoginLimits) {
+    const char* base[] = {"once-console", "--db", "dbname=x", "--credentials", "/etc/u"};
+    Options o = parse_options(5, base);
+    EXPECT_EQ(o.max_connections, 256);
+    EXPECT_EQ(o.max_connections_per_address, 16);
+    EXPECT_EQ(o.request_timeout, std::chrono::milliseconds(10000));
+    EXPECT_EQ(o.login_failures, 10);
+    EXPECT_EQ(o.login_failure_window, std::chrono::milliseconds(600000));
+    const char* set[] = {"once-console", "--db", "x", "--credentials", "u", "--max-connections", "64",
+                         "--max-connections-per-address", "8", "--request-timeout", "3s", "--login-failures", "5",
+                         "--login-failure-window", "1min"};
+    o = parse_options(15, set);
+    EXPECT_EQ(o.max_connections, 64);
+    EXPECT_EQ(o.max_connections_per_address, 8);
+    EXPECT_EQ(o.request_timeout, std::chrono::milliseconds(3000));
+    EXPECT_EQ(o.login_failures, 5);
+    EXPECT_EQ(o.login_failure_window, std::chrono::milliseconds(60000));
+    // One address may not take every connection; no limit may be switched off.
+    const char* per_address_all[] = {"once-console", "--db", "x", "--credentials", "u", "--max-connections", "16",
+                                     "--max-connections-per-address", "16"};
+    EXPECT_THROW(parse_options(9, per_address_all), std::runtime_error);
+    const char* no_deadline[] = {"once-console", "--db", "x", "--credentials", "u", "--request-timeout", "0s"};
+    EXPECT_THROW(parse_options(7, no_deadline), std::runtime_error);
+    const char* no_budget[] = {"once-console", "--db", "x", "--credentials", "u", "--login-failures", "0"};
+    EXPECT_THROW(parse_options(7, no_budget), std::runtime_error);
+    const char* no_room[] = {"once-console", "--db", "x", "--credentials", "u", "--max-connections", "1"};
+    EXPECT_THROW(parse_options(7, no_room), std::runtime_error);
+}
+
 TEST(Diagram, PathAndRendering) {
     std::vector<DiagramStep> steps{{"reserve", "compensable", "topic stock.reserve", "topic stock.release", 3},
                                    {"pay", "pivot", "topic pay", "topic refund", 3},
