@@ -20,7 +20,7 @@
 // Where the scan walks. Without a topic filter: the primary key (messages claimed in id
 // order) and the partial pos index (the few others), each from a per-backend low watermark.
 // With topics: the index on (topic, claim position), one ordered scan per wanted topic, so a
-// relay for one topic never walks another topic's backlog (issue 10). Wanted topics are the
+// relay for one topic never walks another topic's backlog. Wanted topics are the
 // literal ones named, or for wildcard patterns the outbox's distinct topics (a skip scan of
 // the same index: one descent per topic) that match.
 //
