@@ -9,10 +9,10 @@ struct MHD_Daemon;
 
 namespace once::relay {
 
-// Limits of the metrics listener (issue 20, item 12). A client that sends nothing for
+// Limits of the metrics listener. A client that sends nothing for
 // kMetricsIdleTimeoutS seconds is disconnected, so slow or idle clients cannot hold the
-// server; up to kMetricsConnectionLimit connections are served at once (0.2: 16, which 20
-// idle clients exhausted, leaving /healthz unreachable).
+// server; up to kMetricsConnectionLimit connections are served at once (a handful of idle
+// clients must not leave /healthz unreachable).
 constexpr unsigned kMetricsIdleTimeoutS = 5;
 constexpr unsigned kMetricsConnectionLimit = 256;
 
