@@ -59,7 +59,7 @@ TEST(Uri, PercentCoding) {
     EXPECT_EQ(percent_encode("a b/c"), "a%20b%2Fc");
 }
 
-// Issue 20, item 11: every form of secret a sink URI can carry, each redacted.
+// Every form of secret a sink URI can carry, each redacted.
 TEST(Uri, RedactsNatsTokenAndUserPassword) {
     EXPECT_EQ(redact_uri("nats://s3cr3tT0ken@127.0.0.1:4222?stream=S"), "nats://***@127.0.0.1:4222?stream=S");
     EXPECT_EQ(redact_uri("nats://alice:pa55@a:4222,b:4222?stream=S"), "nats://alice:***@a:4222,b:4222?stream=S");
