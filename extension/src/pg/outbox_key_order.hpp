@@ -24,7 +24,7 @@
 // are open, only for another producer's commit of the same key; and as every committer takes
 // its locks in the same order, they cannot deadlock on them.
 //
-// Waiting messages (0.2). Only a key's oldest message can be claimed (the claim checks
+// Waiting messages. Only a key's oldest message can be claimed (the claim checks
 // key_seq). Messages behind a *held* message of their key -- leased to a relay, retrying,
 // delayed or dead -- also wait with the claim position waiting_position(), outside every
 // range a claim reads, so the backlog that builds up behind a hold costs claims nothing.

@@ -4,7 +4,7 @@
 // after the admin set it up and act with the relay's or the consumer's rights (lease and read
 // every other producer's messages).
 //
-// Now such a function runs as the role the admin chose for it (`run_as`, given to
+// Such a function runs as the role the admin chose for it (`run_as`, given to
 // once.subscribe / once.saga_define), or, when none was chosen, as the function's owner, the
 // way a SECURITY DEFINER function does: whoever can rewrite the body already has those rights.
 // A chosen role is only accepted while the function's owner is trusted for it: the owner is
