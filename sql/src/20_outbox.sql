@@ -477,7 +477,7 @@ GRANT EXECUTE ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) TO once_adm
 -- ----------------------------------------------------------------------------- statistics
 
 -- blocked (0.3, appended): messages waiting behind their key's head while that head is dead or
--- delayed, the messages once.blocked_keys counts as waiting. No relay takes them until the
+-- delayed (once.blocked_keys' reasons 'dead' and 'delayed'). No relay takes them until the
 -- head is redriven, discarded or due, so they are not ready, not delayed, and not in
 -- oldest_ready_age. Messages behind a head that is ready or in flight stay ready:
 -- they go out as soon as it is acked. The blocking heads are few; they are joined by key.
