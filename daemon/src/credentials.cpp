@@ -45,20 +45,20 @@ std::vector<std::string> command_line_secret_warnings(const Options& o) {
         if (password)
             out.push_back("--db holds a password on the command line, where ps shows it to every local user: "
                           "put it in a pgpass file (PGPASSFILE) or a systemd credential (LoadCredential=pgpass:... "
-                          "with PGPASSFILE=%d/pgpass, docs/relay.md)");
+                          "with PGPASSFILE=%d/pgpass, docs/relay-operations.md)");
     }
     if (o.sink_from_command_line) {
         try {
             Uri u = parse_uri(o.sink);
             if (u.has_password && (u.scheme == "postgresql" || u.scheme == "postgres"))
                 out.push_back("--sink holds a password on the command line, where ps shows it to every local user: "
-                              "put it in a pgpass file (PGPASSFILE) or a systemd credential (docs/relay.md)");
+                              "put it in a pgpass file (PGPASSFILE) or a systemd credential (docs/relay-operations.md)");
             else if (u.has_password)
                 out.push_back("--sink holds a password on the command line, where ps shows it to every local user: "
-                              "put the sink in the config file (mode 0640) instead (docs/relay.md)");
+                              "put the sink in the config file (mode 0640) instead (docs/relay-operations.md)");
             else if (u.scheme == "nats" && !u.user.empty())
                 out.push_back("--sink holds a NATS token on the command line, where ps shows it to every local user: "
-                              "use --nats-token-file or a systemd credential (LoadCredential=nats-token:..., docs/relay.md)");
+                              "use --nats-token-file or a systemd credential (LoadCredential=nats-token:..., docs/relay-operations.md)");
         } catch (const std::invalid_argument&) {
             // validated (and reported) when the sink is made
         }

@@ -189,11 +189,11 @@ if ! probe=$(systemd-analyze verify "$T/probe.service" 2>&1); then
 fi
 # The template is verified through an instance, as systemd would load it.
 ln -s "$UNITDIR/once-relay@.service" "$T/once-relay@shop.service"
-# The instance with the systemd credentials drop-in docs/relay.md shows.
+# The instance with the systemd credentials drop-in docs/relay-operations.md shows.
 mkdir -p "$T/once-relay@shop.service.d"
-awk '/^### Credentials/ {s = 1} s && /^```ini/ {c = 1; next} c && /^```/ {exit} c {print}' \
-    "$ONCE_SOURCE_DIR/docs/relay.md" >"$T/once-relay@shop.service.d/credentials.conf"
-grep -q '^LoadCredential=pgpass:' "$T/once-relay@shop.service.d/credentials.conf" || fail "no drop-in in docs/relay.md"
+awk '/^#+ Credentials/ {s = 1} s && /^```ini/ {c = 1; next} c && /^```/ {exit} c {print}' \
+    "$ONCE_SOURCE_DIR/docs/relay-operations.md" >"$T/once-relay@shop.service.d/credentials.conf"
+grep -q '^LoadCredential=pgpass:' "$T/once-relay@shop.service.d/credentials.conf" || fail "no drop-in in docs/relay-operations.md"
 grep -q '^Environment=PGPASSFILE=%d/pgpass$' "$UNITDIR/once-relay.service" || fail "the unit does not set PGPASSFILE=%d/pgpass"
 verify_rc=0
 verify=$(systemd-analyze verify "$UNITDIR/once-relay.service" "$T/once-relay@shop.service" 2>&1) ||

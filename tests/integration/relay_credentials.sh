@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Credentials the way systemd and Debian expect.
-# - The units verify with systemd-analyze with the drop-in docs/relay.md shows (its ini block,
+# - The units verify with systemd-analyze with the drop-in docs/relay-operations.md shows (its ini block,
 #   taken from the document itself), and systemd reads that drop-in (a broken copy is reported).
 # - With $CREDENTIALS_DIRECTORY as systemd sets it: the database password comes from the pgpass
 #   credential through PGPASSFILE (a role that needs a password; without the credential the
@@ -13,10 +13,10 @@ source "$(dirname "$0")/lib/relay_common.sh"
 
 say "the units verify with the documented credentials drop-in"
 command -v systemd-analyze >/dev/null || fail "systemd-analyze is needed (scripts/setup: systemd)"
-# The drop-in as docs/relay.md shows it: the ini block of its Credentials section.
-awk '/^### Credentials/ {s = 1} s && /^```ini/ {c = 1; next} c && /^```/ {exit} c {print}' \
-    "$ONCE_SOURCE_DIR/docs/relay.md" >"$T/credentials.conf"
-[ "$(grep -c '^LoadCredential=' "$T/credentials.conf")" = 3 ] || fail "docs/relay.md: no three-line drop-in: $(cat "$T/credentials.conf")"
+# The drop-in as docs/relay-operations.md shows it: the ini block of its Credentials section.
+awk '/^#+ Credentials/ {s = 1} s && /^```ini/ {c = 1; next} c && /^```/ {exit} c {print}' \
+    "$ONCE_SOURCE_DIR/docs/relay-operations.md" >"$T/credentials.conf"
+[ "$(grep -c '^LoadCredential=' "$T/credentials.conf")" = 3 ] || fail "docs/relay-operations.md: no three-line drop-in: $(cat "$T/credentials.conf")"
 mkdir -p "$T/units"
 for u in once-relay.service once-relay@.service; do
     # ExecStart must name an existing binary: the one just built.

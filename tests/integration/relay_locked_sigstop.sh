@@ -3,7 +3,7 @@
 # --claim-mode locked with the stdout sink writing into a pipe nobody reads: once the pipe is
 # full, A hangs inside the sink (a hung sink library) with a batch claimed, its transaction
 # idle. A is then stopped with SIGSTOP as well. Relay B, started next to it, must deliver
-# every message, A's batch included, within the bound docs/relay.md gives for A's settings
+# every message, A's batch included, within the bound docs/design.md ("The loop in detail") gives for A's settings
 # (--lease + --sink-timeout + 5 s): the database ends A's idle transaction by itself. Before
 # the fix A's transaction stayed open until TCP gave up (never, for a stopped process whose
 # kernel still answers), and its messages and every later one of their keys waited with it.
@@ -12,7 +12,7 @@ source "$(dirname "$0")/lib/relay_common.sh"
 N=${RELAY_TEST_N:-3000}
 LEASE_S=3
 SINK_TIMEOUT_S=1
-BOUND_S=$((LEASE_S + SINK_TIMEOUT_S + 5))   # outbox/locked_hold_bound.hpp, docs/relay.md
+BOUND_S=$((LEASE_S + SINK_TIMEOUT_S + 5))   # outbox/locked_hold_bound.hpp, docs/design.md
 SLACK_S=10                                   # B's drain of N messages once A's batch is free
 
 start_postgres

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The WAL transport with a physical standby attached (docs/relay.md, "Failover, per version"),
+# The WAL transport with a physical standby attached (docs/relay-operations.md, "Failover, per version"),
 # the relay logging in as a role with REPLICATION and once_relay only (no pg_monitor):
 #  * before PostgreSQL 17 (no slot sync): the relay refuses to stream (an error naming
 #    --wal-accept-slot-loss-on-failover, once_wal_failover_refused 1, /healthz 503) and still

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The WAL transport's slot, honestly (docs/relay.md, "Retention" and "Monitoring"):
+# The WAL transport's slot, honestly (docs/relay-operations.md, "Retention", "An invalidated or missing slot" and "Alerts"):
 #  * once_wal_slot_lag_seconds is the age of the oldest unconfirmed commit while the sink
 #    holds a message, and 0 once it is acknowledged;
 #  * a slot PostgreSQL invalidated (max_slot_wal_keep_size passed while the relay was down):

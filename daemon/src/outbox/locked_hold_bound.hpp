@@ -26,7 +26,7 @@ constexpr Millis kSettleMargin{5000};
 Millis locked_publish_limit(Millis lease);
 
 // The longest a locked batch is held by a relay that is frozen: publish limit + the last
-// publish's answer + the margin. Documented in docs/relay.md.
+// publish's answer + the margin. Documented in docs/design.md, "The loop in detail".
 Millis locked_hold_bound(Millis lease, Millis sink_timeout);
 
 // The SET statements for a locked connection, so the server ends a transaction idle longer

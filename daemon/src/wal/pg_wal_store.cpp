@@ -1,5 +1,6 @@
 #include "wal/pg_wal_store.hpp"
 
+#include "core/error.hpp"
 #include "outbox/pq_connect.hpp"
 #include "outbox/pq_text.hpp"
 #include "wal/message_tag.hpp"
@@ -89,7 +90,7 @@ void PgWalStore::write_back(const WalWriteBack& w) {
         // transaction longer than the lock_timeout (55P03). Nothing was written; the
         // connection is fine.
         const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
-        if (state && (std::string(state) == "ON216" || std::string(state) == "55P03"))
+        if (state && (std::string(state) == sqlstate::key_held_by_prepared || std::string(state) == "55P03"))
             throw WalWriteBackBusy("once.wal_write_back: " +
                                    one_line(PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY)
                                                 ? PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY)

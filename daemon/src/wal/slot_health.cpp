@@ -44,7 +44,7 @@ SlotAssessment assess_slot(const SlotReading& r, bool accept_slot_loss_on_failov
             a.verdict = SlotVerdict::unsafe_failover;
             a.error = "refusing the WAL transport: " + risk +
                       ". Pass --wal-accept-slot-loss-on-failover to accept that risk, or use the table transport "
-                      "(docs/relay.md, \"Failover, per version\")";
+                      "(docs/relay-operations.md, \"Failover, per version\")";
             return a;
         }
         a.warnings.push_back("--wal-accept-slot-loss-on-failover: " + risk);

@@ -1,6 +1,4 @@
-// SQLSTATEs of pg_once's own errors. Class "ON" is pg_once's; the README lists every code with
-// the HTTP status a web API should answer with. Codes are part of the public contract: never
-// reuse or renumber one.
+// The PostgreSQL error code of a pg_once error; the codes themselves: core/sqlstates.def.
 #pragma once
 
 #include "../core/error.hpp"

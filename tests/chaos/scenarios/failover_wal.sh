@@ -1,4 +1,4 @@
-# Failover under load with the WAL transport (PostgreSQL 17 and later; docs/relay.md,
+# Failover under load with the WAL transport (PostgreSQL 17 and later; docs/relay-operations.md,
 # "Failover, per version"). A primary with wal_level = logical and a synchronous standby
 # (remote_apply) that streams through a physical slot and keeps the relay's logical slot in
 # sync: sync_replication_slots, hot_standby_feedback, primary_slot_name and a dbname in

@@ -55,7 +55,7 @@ psql_src() { psql -X -q -v ON_ERROR_STOP=1 -At -d src "$@"; }
 psql_dst() { psql -X -q -v ON_ERROR_STOP=1 -At -d dst "$@"; }
 
 # ONCE_RELAY_TRANSPORT=wal runs a relay test with the WAL transport (by hand, not in CTest:
-# docs/relay.md "Tests"): the server gets wal_level = logical, src sends with
+# docs/tests.md): the server gets wal_level = logical, src sends with
 # once.transport = 'wal' from a slot made at start, and every relay of src streams it.
 RELAY_TRANSPORT=${ONCE_RELAY_TRANSPORT:-table}
 
