@@ -8,7 +8,7 @@
 
 -- ---------------------------------------------------------------------------------------
 -- Idempotency keys stored by 0.1 have no owner and were shared by every producer until they
--- expired, with a ttl that had no upper bound (issue 20, finding 7). From 0.3 that window
+-- expired, with a ttl that had no upper bound. From 0.3 that window
 -- ends at most 24 hours (the default ttl) after the update; the first role to complete or
 -- take over such a key becomes its owner (the library does that).
 UPDATE once.keys
@@ -17,7 +17,7 @@ UPDATE once.keys
    AND expires_at OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.+) interval '24 hours');
 
 -- ---------------------------------------------------------------------------------------
--- Per-key order is per sending role (issue 20, finding 4): a message's key orders it among
+-- Per-key order is per sending role: a message's key orders it among
 -- the messages its own role sent with that key, so another role's message of the same key
 -- (a deliver_at years ahead, a topic no relay serves) no longer holds it back. The sender of a
 -- message already in the outbox is unknown: those keep owner 0, and a claim still takes a
@@ -52,18 +52,18 @@ END
 $$;
 
 -- ---------------------------------------------------------------------------------------
--- Sagas are visible to the role that started them (issue 20, finding 9): once_producer could
+-- Sagas are visible to the role that started them: once_producer could
 -- read every saga's data, step outputs included.
 ALTER TABLE once.saga_instances ADD COLUMN started_by oid;
 
 -- A saga's data holds step outputs (payment tokens, addresses): a role sees the sagas that
--- it, or a role whose privileges it has, started; once_admin sees all (issue 20, finding 9).
+-- it, or a role whose privileges it has, started; once_admin sees all.
 -- Sagas started before 0.3 have no starter and are shown to once_admin only. The views
 -- (once.sagas, once.saga_history) are defined below, with the failure cause and the saga's
 -- name.
 
 -- ---------------------------------------------------------------------------------------
--- The relays' maintenance lock in pg_once's own lock space (issue 20, finding 13): 0.2's
+-- The relays' maintenance lock in pg_once's own lock space: 0.2's
 -- relays used pg_try_advisory_lock, which any role could take first.
 CREATE FUNCTION once.relay_maintenance_lock() RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_relay_maintenance_lock' LANGUAGE C VOLATILE;
@@ -73,7 +73,7 @@ REVOKE ALL ON FUNCTION once.relay_maintenance_lock() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.relay_maintenance_lock() TO once_relay, once_admin;
 
 -- ---------------------------------------------------------------------------------------
--- Publishing grants per topic pattern (issue 20, finding 10): sql/src/25_publish_grants.sql.
+-- Publishing grants per topic pattern: sql/src/25_publish_grants.sql.
 CREATE TABLE once.publish_grants (
     grantee       oid         NOT NULL,   -- a role (regrole): it and its members may publish
     topic_pattern text        NOT NULL,   -- validated by once.grant_publish (core/topic.hpp)
@@ -114,7 +114,7 @@ REVOKE ALL ON FUNCTION once.grant_publish(regrole, text), once.revoke_publish(re
 GRANT EXECUTE ON FUNCTION once.grant_publish(regrole, text), once.revoke_publish(regrole, text) TO once_admin;
 
 -- ---------------------------------------------------------------------------------------
--- once-console (issue 22): its roles, the audit table of its actions, the indexes its pages
+-- once-console: its roles, the audit table of its actions, the indexes its pages
 -- page through and its read/action functions (sql/src/60_console.sql, verbatim below).
 DO $roles$
 DECLARE
@@ -501,8 +501,8 @@ GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_disca
 
 -- ---------------------------------------------------------------------------------------
 -- Inbox handlers and saga local steps run as the role the admin chose for them (run_as) or as
--- their owner, never with the rights of the role that calls once.deliver / once.saga_tick
--- (issue 20, finding 8): 0.2 ran them as that caller, so a function's owner could rewrite
+-- their owner, never with the rights of the role that calls once.deliver / once.saga_tick:
+-- 0.2 ran them as that caller, so a function's owner could rewrite
 -- the body after the admin set it up and borrow a relay's or consumer's rights. Existing
 -- subscriptions and definitions get run_as NULL: their functions run as their owners.
 ALTER TABLE once.inbox_subscriptions ADD COLUMN run_as regrole;
@@ -573,10 +573,10 @@ GRANT EXECUTE ON FUNCTION once.saga_define(text, jsonb, regrole) TO once_admin;
 DROP FUNCTION once._saga_local(text);
 
 -- ---------------------------------------------------------------------------------------
--- A prepared transaction no longer stalls the relays (issue 20, finding 2): a commit that only
+-- A prepared transaction no longer stalls the relays: a commit that only
 -- releases keys fails at once with ON216 instead of waiting for COMMIT PREPARED, claims skip
 -- the keys a prepared transaction holds, and once.blocked_keys lists them (prepared_gid) and
--- the heads nobody claims (finding 4). An admin can expedite or cancel any message.
+-- the heads nobody claims. An admin can expedite or cancel any message.
 -- The lock bucket of a message key, and the buckets prepared transactions hold now (with their
 -- xids): a prepared transaction keeps the order lock of the keys it sent, and of the keys that
 -- share their buckets, until COMMIT / ROLLBACK PREPARED (extension/src/pg/outbox_key_order.hpp).
@@ -590,15 +590,15 @@ GRANT EXECUTE ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_b
 -- Keys whose oldest message is dead: the messages behind it wait (per-key order is kept).
 -- A key is blocked by its oldest message when that one is dead, or when it is delayed
 -- (deliver_at in the future, never delivered) and others wait behind it: one producer's
--- delayed message holds back another's later ones of the same key, and that must show
--- (issue 11, finding 5). reason, held_message_id and held_until came in 0.2 (appended).
+-- delayed message holds back the later ones of its key and role, and that must show.
+-- reason, held_message_id and held_until came in 0.2 (appended).
 -- 0.3 adds the keys a prepared transaction holds (reason 'prepared', prepared_gid appended):
--- relays skip them until it is committed or rolled back (issue 20, finding 2); and heads that
+-- relays skip them until it is committed or rolled back; and heads that
 -- have been due for over 5 minutes without a relay taking them (reason 'unclaimed': no relay
--- serves the topic, or the relays are far behind; issue 20, finding 4).
+-- serves the topic, or the relays are far behind).
 -- (The view is defined once, below, with the fenced keys of the WAL transport.)
 
--- Any message, not only dead letters (issue 20, finding 4): a message that holds back its key
+-- Any message, not only dead letters: a message that holds back its key
 -- for a long time (a deliver_at years ahead, a topic no relay serves, a long backoff) can be
 -- made due now or removed by an admin. ids are checked as for redrive / discard (ON211).
 CREATE FUNCTION once.expedite(ids uuid[]) RETURNS integer
@@ -648,12 +648,12 @@ GRANT EXECUTE ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) TO once_adm
 
 
 -- ---------------------------------------------------------------------------------------
--- Trace context (issue 23): a saga keeps the W3C traceparent it was started under
+-- Trace context: a saga keeps the W3C traceparent it was started under
 -- (SET LOCAL once.traceparent), and each of its step commands carries a child of it.
 ALTER TABLE once.saga_instances ADD COLUMN traceparent text;
 
 -- ---------------------------------------------------------------------------------------
--- once-relay metrics (issue 22, section 2): the per-topic and saga gauges of /metrics
+-- once-relay metrics: the per-topic and saga gauges of /metrics
 -- (sql/src/70_relay_metrics.sql, verbatim below).
 
 -- The gauges once-relay's /metrics shows (docs/relay.md, "Metrics"): per topic ready,
@@ -691,7 +691,7 @@ REVOKE ALL ON FUNCTION once.relay_topic_gauges(), once.relay_saga_gauges() FROM 
 GRANT EXECUTE ON FUNCTION once.relay_topic_gauges(), once.relay_saga_gauges() TO once_relay, once_admin;
 
 -- =======================================================================================
--- On call (issue 22, sections 2 and 3): text ids for redrive/discard, blocked messages in
+-- On call: text ids for redrive/discard, blocked messages in
 -- outbox_stats, a saga's failure cause, handlers dropped under their subscriptions.
 
 -- Text ids (0.3): ARRAY['0190…'] is a text[] and an untyped '{…}' literal resolves to the text
@@ -753,9 +753,9 @@ GRANT EXECUTE ON FUNCTION once.redrive(text[]), once.redrive(text), once.discard
 
 -- outbox_stats gains blocked as its last column, so CREATE OR REPLACE keeps its grants.
 -- blocked (0.3, appended): messages waiting behind their key's head while that head is dead or
--- delayed, the messages once.blocked_keys counts as waiting. No relay takes them until the
+-- delayed (once.blocked_keys' reasons 'dead' and 'delayed'). No relay takes them until the
 -- head is redriven, discarded or due, so they are not ready, not delayed, and not in
--- oldest_ready_age (issue 22). Messages behind a head that is ready or in flight stay ready:
+-- oldest_ready_age. Messages behind a head that is ready or in flight stay ready:
 -- they go out as soon as it is acked. The blocking heads are few; they are joined by key.
 CREATE OR REPLACE VIEW once.outbox_stats AS
 SELECT o.topic,
@@ -777,7 +777,7 @@ COMMENT ON VIEW once.outbox_stats IS
     'Per topic: ready, delayed (deliver_at or retry backoff), in flight (leased), dead, age of the oldest ready message, blocked (behind a dead or delayed key head)';
 
 
--- A saga keeps the cause of its failure beside its last error (issue 22): set by the state
+-- A saga keeps the cause of its failure beside its last error: set by the state
 -- machine (core/saga_machine.hpp, State::cause) when the saga leaves running. Sagas that left
 -- running under 0.2 take it from their history: the reason of their first transition to
 -- compensating, failed or compensated (one index lookup per such saga); the machine state
@@ -804,7 +804,7 @@ SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadli
 COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
 
--- Dropping an inbox handler removes its subscriptions (issue 22): sql/src/30_inbox.sql.
+-- Dropping an inbox handler removes its subscriptions: sql/src/30_inbox.sql.
 CREATE FUNCTION once._inbox_handler_dropped() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -832,7 +832,7 @@ REVOKE ALL ON FUNCTION once._inbox_handler_dropped() FROM PUBLIC;
 CREATE EVENT TRIGGER once_inbox_handler_dropped ON sql_drop
     EXECUTE FUNCTION once._inbox_handler_dropped();
 
--- Inbox subscriptions with whether their handler still exists (issue 22): a dropped handler's
+-- Inbox subscriptions with whether their handler still exists: a dropped handler's
 -- subscriptions are removed by an event trigger (30_inbox.sql), but a drop while event
 -- triggers do not fire leaves one behind, and the console marks it.
 CREATE FUNCTION once.console_subscriptions()
@@ -851,7 +851,7 @@ COMMENT ON FUNCTION once.console_subscriptions() IS 'once-console: inbox subscri
 REVOKE ALL ON FUNCTION once.console_subscriptions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.console_subscriptions() TO once_console_viewer, once_admin;
 
--- Sagas page (issue 22): counts per definition and status, search by a business key, and the
+-- Sagas page: counts per definition and status, search by a business key, and the
 -- overview's send / ack rates.
 --
 -- A business key is a value in the saga's input that names the business object, such as
@@ -932,7 +932,7 @@ GRANT EXECUTE ON FUNCTION once.console_saga_search(text, integer), once.console_
     once.console_outbox_counters() TO once_console_viewer, once_admin;
 
 -- ---------------------------------------------------------------------------------------
--- The default retry policy has one home, RetryPolicy in the library (issue 20, structure): the
+-- The default retry policy has one home, RetryPolicy in the library: the
 -- table's column defaults (never used: once.topic_policy writes every column) are gone, and
 -- once.topic_policy's NULL arguments take the default policy's values.
 ALTER TABLE once.outbox_topic_policies ALTER COLUMN max_attempts DROP DEFAULT,
@@ -970,24 +970,24 @@ BEGIN
 END
 $$;
 -- The ids argument of the admin's functions follows the rule of every ids argument, in the
--- library (issue 20, structure: two rules shared ON211): not NULL, not empty, no NULL element,
+-- library (one rule, one SQLSTATE: ON211): not NULL, not empty, no NULL element,
 -- at most 10,000 ids.
 -- (the rule every ids argument follows, relays' included: outbox_args.hpp, message_ids)
 CREATE OR REPLACE FUNCTION once._check_dead_letter_ids(ids uuid[]) RETURNS void
 AS 'MODULE_PATHNAME', 'once_check_admin_ids' LANGUAGE C;
 
 -- =======================================================================================
--- Idempotency keys get a namespace per role (issue 20, finding 5): a key's identity is
+-- Idempotency keys get a namespace per role: a key's identity is
 -- (scope, key, owner), so a role that stores a key first no longer makes it unusable for
 -- another role (0.2 gave that role ON106 for the key's whole ttl). Keys stored by 0.1 (owner
--- NULL) get owner 0, "nobody": they stay shared in their bounded window (finding 7 above).
+-- NULL) get owner 0, "nobody": they stay shared in their bounded window (see the top of this script).
 UPDATE once.keys SET owner = 0 WHERE owner IS NULL;
 ALTER TABLE once.keys ALTER COLUMN owner SET NOT NULL;
 ALTER TABLE once.keys DROP CONSTRAINT keys_pkey;
 ALTER TABLE once.keys ADD CONSTRAINT keys_pkey PRIMARY KEY (scope, key, owner);
 
 -- =======================================================================================
--- Who may start which saga definition (issue 20, finding 5, saga ids): sql/src/40_saga.sql.
+-- Who may start which saga definition: sql/src/40_saga.sql.
 CREATE TABLE once.saga_start_grants (
     name       text        NOT NULL,   -- a saga definition's name (it need not be defined yet)
     grantee    oid         NOT NULL,   -- a role (regrole): it and its members may start it
@@ -1020,7 +1020,7 @@ REVOKE ALL ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_st
 GRANT EXECUTE ON FUNCTION once.grant_saga_start(regrole, text), once.revoke_saga_start(regrole, text) TO once_admin;
 
 -- =======================================================================================
--- Saga ids are unique per definition (issue 20, finding 5, saga ids): a saga's identity is
+-- Saga ids are unique per definition: a saga's identity is
 -- (name, saga_id), so a role that may start one definition cannot take the ids of another's
 -- sagas (0.2: the rightful starter got ON404, or the squatter's saga). Commands carry the
 -- definition's name in their payload ("saga"); replies, saga_retry and saga_abort may name it,
@@ -1133,7 +1133,7 @@ REVOKE ALL ON FUNCTION once._saga_apply(text, jsonb, jsonb, text, text),
 GRANT EXECUTE ON FUNCTION once.saga_retry(text, text), once.saga_abort(text, text, text) TO once_admin;
 GRANT EXECUTE ON FUNCTION once.saga_reply(text, text, text, jsonb, text, text) TO once_consumer;
 
--- WAL transport: message tags and write-back (issue 21). The objects of sql/src/22_outbox_wal.sql;
+-- WAL transport: message tags and write-back. The objects of sql/src/22_outbox_wal.sql;
 -- the key is made here as CREATE EXTENSION makes it (a fresh key per database).
 -- The key of the tag every message of the WAL transport carries (HMAC-SHA256,
 -- core/wal_message.hpp). pg_logical_emit_message is executable by PUBLIC, so any role can
@@ -1191,8 +1191,8 @@ GRANT EXECUTE ON FUNCTION once.wal_secret(),
     once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) TO once_relay;
 
 -- =======================================================================================
--- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id) (issue 20,
--- finding 5, in the console): console_key lists a row per owner, console_key_release releases
+-- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id):
+-- console_key lists a row per owner, console_key_release releases
 -- the chosen owner's row, and the saga functions take the saga's definition. The console's
 -- sql/src/60_console.sql, verbatim below.
 
@@ -1322,7 +1322,7 @@ GRANT EXECUTE ON FUNCTION once.console_saga_retry(text, text, text), once.consol
     once.console_key_release(text, text, text, oid) TO once_console_admin, once_admin;
 
 -- =======================================================================================
--- WAL transport: keyed messages ride the stream (issue 21, items 1, 3 and 6). A keyed message
+-- WAL transport: keyed messages ride the stream. A keyed message
 -- the relay writes back is fenced (once.outbox.stream_fence) until the relay has confirmed its
 -- slot past the write-back (once.wal_release_fences); once.blocked_keys shows such a key with
 -- reason 'fenced'. once.wal_write_back's key_owner and key_seq are in its section above (0.3 is

@@ -2,8 +2,8 @@
 # Memory checker: runs pgTAP files against a server started under valgrind
 # (--trace-children=yes, so every backend is checked) and fails on any invalid read, write or
 # free. PostgreSQL's own USE_VALGRIND build is not needed for these: they are malloc-level
-# errors (a freed plan context, a stale pointer), which is how issue 11's use after free in
-# once.run's plan cache showed. Uninitialised-byte reports are not counted: PostgreSQL writes
+# errors (a freed plan context, a stale pointer), such as a use after free in once.run's plan
+# cache. Uninitialised-byte reports are not counted: PostgreSQL writes
 # struct padding to disk on purpose, and without its valgrind build those are noise.
 #   tests/memcheck.sh                 # the default subset below (a few minutes)
 #   tests/memcheck.sh tests/pgtap/*.sql

@@ -13,8 +13,8 @@ class HttpListener;
 
 // Limits of the metrics listener (http_listener.hpp). A request must arrive whole within
 // kMetricsRequestTimeout (slow or idle clients cannot hold the server); up to
-// kMetricsConnectionLimit connections are served at once (0.2: 16, which 20 idle clients
-// exhausted, leaving /healthz unreachable), at most kMetricsConnectionsPerAddress from one
+// kMetricsConnectionLimit connections are served at once (a handful of idle clients must not
+// leave /healthz unreachable), at most kMetricsConnectionsPerAddress from one
 // address: one Prometheus and a few probes need a handful, and one address cannot take all.
 constexpr std::chrono::milliseconds kMetricsRequestTimeout{5000};
 constexpr unsigned kMetricsConnectionLimit = 256;

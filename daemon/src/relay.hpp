@@ -19,6 +19,8 @@
 //    flight. db_ only LISTENs and runs maintenance. A failed transaction gives its batch back.
 //    Claims are sent without waiting: while a backlog drains, both lanes claim side by side,
 //    so the database scans on two cores while the relay publishes and settles.
+// With --transport wal the replication stream is one more source (claim/wal_stream.hpp),
+// beside the table's claim mode, which still serves written-back and table messages.
 #pragma once
 
 #include "batch.hpp"

@@ -147,12 +147,6 @@ std::string Uri::param(const std::string& key, const std::string& fallback) cons
     return fallback;
 }
 
-bool Uri::has_param(const std::string& key) const {
-    for (const auto& kv : query)
-        if (kv.first == key) return true;
-    return false;
-}
-
 namespace {
 std::string build(const Uri& u, const std::vector<std::string>& drop, bool redact) {
     std::string out = u.scheme + ":";

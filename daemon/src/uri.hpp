@@ -19,7 +19,6 @@ struct Uri {
 
     // Value of the first query parameter `key`, or `fallback`.
     std::string param(const std::string& key, const std::string& fallback = {}) const;
-    bool has_param(const std::string& key) const;
     // The URI rebuilt without the named query parameters (for handing on to libpq/libcurl).
     std::string without_params(const std::vector<std::string>& keys) const;
     // The URI for a log line: "***" in place of the password, of a user that stands alone

@@ -15,7 +15,7 @@ CREATE TABLE once.keys (
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     expires_at     timestamptz NOT NULL,
     -- The role that stored the key: each role has its own namespace, so another role's key
-    -- of the same scope and name is a different key (issue 20, finding 5; README "Who may use
+    -- of the same scope and name is a different key (README "Who may use
     -- a key"). 0: stored by 0.1, shared until its bounded window ends.
     owner          oid         NOT NULL,
     PRIMARY KEY (scope, key, owner)

@@ -328,16 +328,16 @@ GRANT EXECUTE ON FUNCTION once._outbox_key_bucket(text), once._outbox_prepared_b
 
 -- Keys whose oldest message is dead: the messages behind it wait (per-key order is kept).
 -- A key is blocked by its oldest message when that one is dead, or when it is delayed
--- (deliver_at in the future, never delivered) and others wait behind it: one producer's
--- delayed message holds back another's later ones of the same key, and that must show
--- (issue 11, finding 5). reason, held_message_id and held_until came in 0.2 (appended).
--- 0.3 adds the keys a prepared transaction holds (reason 'prepared', prepared_gid appended):
--- relays skip them until it is committed or rolled back (issue 20, finding 2); and heads that
+-- (deliver_at in the future, never delivered) and others wait behind it: a delayed message
+-- holds back the later ones of its key and role, and that must show. reason,
+-- held_message_id, held_until and prepared_gid are appended columns (views only grow at the end).
+-- Also the keys a prepared transaction holds (reason 'prepared', prepared_gid):
+-- relays skip them until it is committed or rolled back; and heads that
 -- have been due for over 5 minutes without a relay taking them (reason 'unclaimed': no relay
--- serves the topic, or the relays are far behind; issue 20, finding 4); and heads that the WAL
+-- serves the topic, or the relays are far behind); and heads that the WAL
 -- transport's relay wrote back and fenced (reason 'fenced': not claimable until the relay has
 -- confirmed the slot past the write-back, so the key's stream messages committed before it go
--- back behind it first; once.wal_release_fences, docs/design.md; issue 21).
+-- back behind it first; once.wal_release_fences, docs/design.md).
 CREATE VIEW once.blocked_keys AS
 WITH prepared AS MATERIALIZED (
     SELECT b.bucket, x.gid FROM once._outbox_prepared_buckets() b
@@ -386,7 +386,7 @@ REVOKE ALL ON TABLE once.blocked_keys FROM PUBLIC;
 GRANT SELECT ON TABLE once.blocked_keys TO once_admin, once_relay;
 
 -- The ids argument of the admin's functions follows the rule of every ids argument, in the
--- library (issue 20, structure: two rules shared ON211): not NULL, not empty, no NULL element,
+-- library (one rule, one SQLSTATE: ON211): not NULL, not empty, no NULL element,
 -- at most 10,000 ids.
 -- (the rule every ids argument follows, relays' included: outbox_args.hpp, message_ids)
 CREATE FUNCTION once._check_dead_letter_ids(ids uuid[]) RETURNS void
@@ -488,7 +488,7 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp
 AS $$ SELECT once.discard(once._dead_letter_ids(ids)) $$;
 COMMENT ON FUNCTION once.discard(text) IS 'once.discard(uuid[]) for an array literal ''{…}'' or one id';
 
--- Any message, not only dead letters (issue 20, finding 4): a message that holds back its key
+-- Any message, not only dead letters: a message that holds back its key
 -- for a long time (a deliver_at years ahead, a topic no relay serves, a long backoff) can be
 -- made due now or removed by an admin. ids are checked as for redrive / discard (ON211).
 CREATE FUNCTION once.expedite(ids uuid[]) RETURNS integer
@@ -539,9 +539,9 @@ GRANT EXECUTE ON FUNCTION once.expedite(uuid[]), once.cancel(uuid[]) TO once_adm
 -- ----------------------------------------------------------------------------- statistics
 
 -- blocked (0.3, appended): messages waiting behind their key's head while that head is dead or
--- delayed, the messages once.blocked_keys counts as waiting. No relay takes them until the
+-- delayed (once.blocked_keys' reasons 'dead' and 'delayed'). No relay takes them until the
 -- head is redriven, discarded or due, so they are not ready, not delayed, and not in
--- oldest_ready_age (issue 22). Messages behind a head that is ready or in flight stay ready:
+-- oldest_ready_age. Messages behind a head that is ready or in flight stay ready:
 -- they go out as soon as it is acked. The blocking heads are few; they are joined by key.
 CREATE VIEW once.outbox_stats AS
 SELECT o.topic,

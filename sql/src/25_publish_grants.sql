@@ -1,4 +1,4 @@
--- Who may publish on which topics (issue 20, finding 10). NATS (subject permissions), Kafka
+-- Who may publish on which topics. NATS (subject permissions), Kafka
 -- (topic ACLs) and RabbitMQ (vhost permissions) let an operator say who may publish where;
 -- here an admin grants a role publishing on NATS-style topic patterns. While the table is
 -- empty every producer may publish on every topic, as in 0.2; once it holds a grant,

@@ -79,7 +79,7 @@ CREATE TRIGGER inbox_subscriptions_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON once.inbox_subscriptions
     FOR EACH STATEMENT EXECUTE FUNCTION once._inbox_subscriptions_changed();
 
--- A dropped handler takes its subscriptions with it (0.3, issue 22): this event trigger runs
+-- A dropped handler takes its subscriptions with it: this event trigger runs
 -- after every DROP that removes a function (DROP FUNCTION, DROP SCHEMA ... CASCADE, DROP
 -- OWNED) and deletes the subscriptions naming it, with a WARNING per subscription. Messages
 -- on their topics then get no_handler (nothing recorded; the relay retries them) until a

@@ -15,7 +15,7 @@ CREATE TABLE once.saga_definitions (
 COMMENT ON TABLE once.saga_definitions IS 'Saga definitions; a new version per change, running sagas keep theirs';
 
 -- A saga's identity is (name, saga_id): ids are unique per definition, so a role that may
--- start one definition cannot take the ids of another's sagas (issue 20, finding 5).
+-- start one definition cannot take the ids of another's sagas.
 CREATE TABLE once.saga_instances (
     saga_id     text        NOT NULL,
     name        text        NOT NULL,
@@ -130,9 +130,9 @@ $$;
 COMMENT ON FUNCTION once.saga_define(text, jsonb, regrole) IS
     'Validate and store a saga definition, its local steps run as run_as (NULL: each function''s owner); returns its version (a new one only when it changed)';
 
--- Who may start which definition (issue 20, finding 5): saga ids are unique across
--- definitions, so a producer that could start any definition could take any saga id first
--- (ON404 for the rightful starter, or its own saga handed over). A definition with no grant
+-- Who may start which definition: a producer that could start any definition could take
+-- that definition's saga ids first (ON404 for the rightful starter, or its own saga handed
+-- over). A definition with no grant
 -- may be started by every producer, as in 0.2; once it has one, once.saga_start needs a grant
 -- of the caller or of a role whose privileges it has (ON407 otherwise).
 CREATE TABLE once.saga_start_grants (
@@ -228,7 +228,7 @@ CREATE FUNCTION once.saga_tick() RETURNS integer
 COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 
 -- A saga's data holds step outputs (payment tokens, addresses): a role sees the sagas that
--- it, or a role whose privileges it has, started; once_admin sees all (issue 20, finding 9).
+-- it, or a role whose privileges it has, started; once_admin sees all.
 -- Sagas started before 0.3 have no starter and are shown to once_admin only. The views are
 -- security barriers, so a caller's leaky function in a WHERE clause never sees other rows
 -- (current_user in a view is the querying role).

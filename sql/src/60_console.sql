@@ -453,7 +453,7 @@ GRANT EXECUTE ON FUNCTION once.console_redrive(text, uuid[]), once.console_disca
     once.console_inbox_retry(text, text, text), once.console_key_release(text, text, text, oid)
     TO once_console_admin, once_admin;
 
--- Inbox subscriptions with whether their handler still exists (issue 22): a dropped handler's
+-- Inbox subscriptions with whether their handler still exists: a dropped handler's
 -- subscriptions are removed by an event trigger (30_inbox.sql), but a drop while event
 -- triggers do not fire leaves one behind, and the console marks it.
 CREATE FUNCTION once.console_subscriptions()
@@ -472,7 +472,7 @@ COMMENT ON FUNCTION once.console_subscriptions() IS 'once-console: inbox subscri
 REVOKE ALL ON FUNCTION once.console_subscriptions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.console_subscriptions() TO once_console_viewer, once_admin;
 
--- Sagas page (issue 22): counts per definition and status, search by a business key, and the
+-- Sagas page: counts per definition and status, search by a business key, and the
 -- overview's send / ack rates.
 --
 -- A business key is a value in the saga's input that names the business object, such as

@@ -146,7 +146,7 @@ producer_round() {  # producer_round LABEL [SEND_SCRIPT] CLIENT_COUNTS...
     done
 }
 # ------------------------------------------------------------------------------ key lock buckets
-# Keys are locked at commit by bucket (256 of them, issue 20 finding 16), not one by one: two
+# Keys are locked at commit by bucket (256 of them), not one by one: two
 # committers of different keys wait for each other when their keys share a bucket, which
 # per-key locks never made them do. 16 clients send one keyed message per transaction, each
 # from 1400 keys of its own: keys spread so no two clients share a bucket (what per-key locks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: issue 21's table ("the relay at the limit"), the WAL transport against its
+# Benchmark: the relay at the limit, the WAL transport against its
 # baselines, each measured in the same run, ROUNDS alternating rounds, medians.
 # Results: tests/bench/results/relay_limit.txt (relay_limit-pg18.txt with ONCE_BENCH_PG=18).
 #  bytes     WAL bytes per message, one message per transaction: once.send with the WAL

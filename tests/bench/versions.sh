@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The same benchmarks on each PostgreSQL server of the matrix, one after the other, with their
-# ratios side by side (issue 19): producer tx with once.send vs the same tx with a plain INSERT
+# ratios side by side: producer tx with once.send vs the same tx with a plain INSERT
 # (1 and 16 clients), the claim_locked+ack drain vs a hand-written SKIP LOCKED DELETE drain, and
 # the relay's drain to JetStream vs a bare libnats publisher. Each ratio is measured against
 # its baseline in the same run on the same server; compare ratios, not absolute figures.

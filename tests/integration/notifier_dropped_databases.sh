@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Notifier slots are reclaimed when a database is dropped right after a send (issue 11,
-# finding 10). 0.1 left the slot of a database dropped before its notifier connected
+# Notifier slots are reclaimed when a database is dropped right after a send. 0.1 left the slot of a database dropped before its notifier connected
 # "starting" forever; after 64 such drops (the number of slots) every database fell back to
 # one NOTIFY per transaction. Here 100 databases send and are dropped at once (WITH (FORCE));
 # in three rounds of four the notifier's connection surely fails (the database stops accepting

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A message can hold back the later messages of its key for long: a deliver_at years ahead, or
-# a topic no relay serves (issue 20, finding 4). On 0.2 that held every role's messages of the
+# a topic no relay serves. On 0.2 that held every role's messages of the
 # key; now a key orders one role's messages only (Alice's are not held by Bob's), and the
 # holder's own later messages still wait behind it. 0.2 gave the admin no way out:
 # once.redrive and once.discard act on dead letters only, and once_admin cannot delete outbox

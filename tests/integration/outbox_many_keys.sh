@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transactions with many distinct keys (issue 20, finding 16). 0.2 took one lock per distinct
+# Transactions with many distinct keys. 0.2 took one lock per distinct
 # key of every send and every ack at commit: one producer committing 50,000 keys, or two
 # relays acknowledging 10,000-key batches at once, filled the server's shared lock table and
 # failed with "out of shared memory" (other sessions of the cluster too). Keys are now locked

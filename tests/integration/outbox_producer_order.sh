@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Producers that send keys in different orders (issue 10): four sessions each send 3,000 keyed
+# Producers that send keys in different orders: four sessions each send 3,000 keyed
 # messages over 40 keys, 50 per transaction, while two more sessions send_many the same 20
 # keys in opposite orders (and once.send them in the other order after). Before per-key order
 # was decided at commit, three of the four failed with "deadlock detected". Now every session

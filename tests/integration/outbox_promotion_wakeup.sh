@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whatever makes a message claimable wakes the relays (issue 21, "a wake-up that is missing").
+# Whatever makes a message claimable wakes the relays.
 # A keyed message waits behind its key's head; the acknowledgement of the head promotes it at
 # commit. 0.2 sent no wake-up for that commit (it sent nothing), so a relay serving only the
 # promoted message's topic -- a saga's replies, keyed by saga id like its commands -- waited

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Keyed messages on the WAL transport, the producer's side (issue 21, item 1): with pg_once
+# Keyed messages on the WAL transport, the producer's side: with pg_once
 # preloaded and once.transport = 'wal', a keyed once.send / send_many emits its message at the
 # transaction's pre-commit step, format version 2 with key_owner and key_seq, unless the table
 # holds a message of the key ("a key has one home at a time"); key_seq orders commits across

@@ -88,7 +88,7 @@ for f in "${expected[@]}"; do
 done
 dpkg-query -W -f='${Conffiles}\n' once-relay | grep -q ' /etc/once-relay/relay.conf ' ||
     fail "/etc/once-relay/relay.conf is not a conffile"
-# relay.conf holds sink credentials (issue 20, item 15): root may write it, the relay's group
+# relay.conf holds sink credentials: root may write it, the relay's group
 # may read it, nobody else may read it (0.2 installed it 0644).
 conf_mode() { stat -c '%a %U:%G' /etc/once-relay/relay.conf; }
 [ "$(conf_mode)" = "640 root:$RELAY_USER" ] || fail "relay.conf is $(conf_mode), want 640 root:$RELAY_USER"
@@ -189,7 +189,7 @@ if ! probe=$(systemd-analyze verify "$T/probe.service" 2>&1); then
 fi
 # The template is verified through an instance, as systemd would load it.
 ln -s "$UNITDIR/once-relay@.service" "$T/once-relay@shop.service"
-# The instance with the systemd credentials drop-in docs/relay-operations.md shows (issue 23, item 5).
+# The instance with the systemd credentials drop-in docs/relay-operations.md shows.
 mkdir -p "$T/once-relay@shop.service.d"
 awk '/^#+ Credentials/ {s = 1} s && /^```ini/ {c = 1; next} c && /^```/ {exit} c {print}' \
     "$ONCE_SOURCE_DIR/docs/relay-operations.md" >"$T/once-relay@shop.service.d/credentials.conf"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A role without a pg_once grant gets a HINT that names the role to grant (issue 22): with
+# A role without a pg_once grant gets a HINT that names the role to grant: with
 # pg_once in shared_preload_libraries, PostgreSQL's own "permission denied for schema once"
 # and "permission denied for function send" carry one. Nothing else changes: the role is
 # still denied, and errors about other objects get no hint.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23, item 3: --cloudevents on sends each message as a CloudEvent 1.0 in binary content
+# --cloudevents on sends each message as a CloudEvent 1.0 in binary content
 # mode, checked with the CNCF CloudEvents JavaScript SDK (the cloudevents npm package,
 # tests/integration/node):
 # - HTTP: the receiver (lib/webhook_receiver.js) parses every request with HTTP.toEvent and

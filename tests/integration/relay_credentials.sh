@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23, item 5: credentials the way systemd and Debian expect.
+# Credentials the way systemd and Debian expect.
 # - The units verify with systemd-analyze with the drop-in docs/relay-operations.md shows (its ini block,
 #   taken from the document itself), and systemd reads that drop-in (a broken copy is reported).
 # - With $CREDENTIALS_DIRECTORY as systemd sets it: the database password comes from the pgpass

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A frozen relay does not hold its locked batch for hours (issue #20, item 3). Relay A runs in
+# A frozen relay does not hold its locked batch for hours. Relay A runs in
 # --claim-mode locked with the stdout sink writing into a pipe nobody reads: once the pipe is
 # full, A hangs inside the sink (a hung sink library) with a batch claimed, its transaction
 # idle. A is then stopped with SIGSTOP as well. Relay B, started next to it, must deliver

@@ -3,7 +3,7 @@
 # (once.relay_maintenance_lock) and calls once.purge() / once.saga_tick(); the other says so in
 # its log after ten intervals; when the holder dies, the other takes over. --maintenance off
 # never takes the lock. A session holding 0.2's lock key with SQL's pg_advisory_lock changes
-# nothing (issue 20, finding 13: then no relay ran the timers).
+# nothing (had it been the relays' lock, no relay would run the timers).
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 

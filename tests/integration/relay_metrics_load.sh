@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20, item 12: the metrics server stays answerable under slow clients and bounds their
+# The metrics server stays answerable under slow clients and bounds their
 # time. With 30 idle or unfinished connections open, /healthz still answers within 2 s (0.2
 # served 16 connections for up to 10 s each, so the 17th client got nothing), and the server
 # closes the slow connections itself. A non-loopback bind address is warned about.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A prepared transaction does not stall the relays (issue 20, item 2). A producer sends on key
+# A prepared transaction does not stall the relays. A producer sends on key
 # K and runs PREPARE TRANSACTION: it keeps K's order lock until COMMIT PREPARED. Relay A, in
 # --claim-mode locked, has K's head in its open batch at that moment (its HTTP receiver holds
 # the requests until the test lets them go). On 0.2 A's COMMIT then waited for the prepared

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20, item 1: a producer's message headers never reach the wire as transport or relay
+# A producer's message headers never reach the wire as transport or relay
 # headers. HTTP: a message whose headers name Host, Content-Length, Idempotency-Key and
 # X-Once-Topic arrives with the relay's values only (one of each), and the next message on the
 # same kept-alive connection arrives intact (on 0.2 the forged Content-Length desynchronised the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# once-relay's memory stays flat across reconnects (issue 13: RSS grew 17 -> 40 MiB over the
-# chaos suite's PostgreSQL restarts and 18 -> 91 MiB over its NATS outage).
+# once-relay's memory stays flat across reconnects (a leak per publish once made RSS grow
+# 17 -> 40 MiB over the chaos suite's PostgreSQL restarts and 18 -> 91 MiB over its NATS outage).
 #
 # One relay (JetStream sink on a local nats-server) goes through CYCLES cycles of: a batch of
 # messages, a PostgreSQL immediate restart with that batch in flight, another batch, a NATS

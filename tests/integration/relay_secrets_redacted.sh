@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20, item 11: a relay whose sink URI carries secrets (a NATS token as userinfo,
+# A relay whose sink URI carries secrets (a NATS token as userinfo,
 # user:password, query parameters such as api_key/sig/token/code, a token in the path) never
 # prints them: not in its log while it runs, not in an error at start, not in --check-config.
 # On 0.2 the NATS token and api_key/sig/code were printed as written.

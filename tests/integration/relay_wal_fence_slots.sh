@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fences are per slot (issue 21): two relay groups split by topic on one database, each with
+# Fences are per slot: two relay groups split by topic on one database, each with
 # its own slot (a: topics a.>, slot_a; b: topics b.>, slot_b). Group b's relay wrote back a
 # keyed message of key kb, fenced for slot_b, and was killed before its slot passed the fence
 # (the state is made with once.wal_write_back, as that relay would have called it). Group a

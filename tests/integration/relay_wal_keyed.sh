@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Keyed messages and sagas on the WAL transport, end to end (issue 21, items 1, 3 and 6), with
+# Keyed messages and sagas on the WAL transport, end to end, with
 # pg_once preloaded (keyed messages need its shared memory) and once.transport = 'wal':
 #  * a saga's commands and replies (keyed by saga id) ride the stream: a CHECK constraint makes
 #    any command or reply row fail its producer, and every saga still completes;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A prepared transaction holding a key does not hold the WAL stream (issue 21). A stream
+# A prepared transaction holding a key does not hold the WAL stream. A stream
 # message X of key K is committed; then a transaction sends on K and runs PREPARE TRANSACTION
 # (its message is a row, and it keeps K's lock bucket until COMMIT PREPARED). The relay starts;
 # the receiver refuses X's first delivery, so the relay writes X back, which needs K's lock

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23, item 2: the HTTP sink signs its requests the Standard Webhooks way, checked with the
+# The HTTP sink signs its requests the Standard Webhooks way, checked with the
 # reference implementation (the standardwebhooks npm package, tests/integration/node) in a
 # Node.js receiver (lib/webhook_receiver.js):
 # - one secret from --webhook-secret-file: every request verifies with it and not with another

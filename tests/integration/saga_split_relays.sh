@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A saga whose commands and replies are served by two relays split by topic does not wait for
-# the poll interval on each step (issue 21, "a wake-up that is missing"). Commands and replies
+# the poll interval on each step. Commands and replies
 # are keyed by saga id, so each one waits behind the other while a relay holds it; the relay's
 # ack promotes the next one, and that promotion must wake the relay that serves its topic.
 # 0.2 sent no wake-up for it: a 3-step saga took 2,040 ms with two relays against 71 ms with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# W3C trace context end to end (issue 23): a producer sets it once for its transaction, and the
+# W3C trace context end to end: a producer sets it once for its transaction, and the
 # trace continues through a relay into another database's inbox, the saga a handler starts
 # there, and that saga's step command, relayed to NATS JetStream.
 #   src: SET LOCAL once.traceparent = TP; once.send('order.placed', ...)

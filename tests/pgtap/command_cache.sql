@@ -1,4 +1,4 @@
--- once.run's plan cache never frees a plan that is still executing (issue 11, finding 1).
+-- once.run's plan cache never frees a plan that is still executing.
 -- On 0.1 the inner once.run calls filled the cache to its bound of 256 and the eviction
 -- freed the outer command's plan while it ran: a use after free (valgrind: invalid read in
 -- _SPI_execute_plan; without valgrind, wrong results or a crashed backend).

@@ -1,5 +1,5 @@
--- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id) (issue 20,
--- finding 5): console_key lists a row per owner, console_key_release releases the row of the
+-- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id):
+-- console_key lists a row per owner, console_key_release releases the row of the
 -- owner it is given and no other, the saga functions read and act on one definition's saga.
 BEGIN;
 SELECT plan(17);

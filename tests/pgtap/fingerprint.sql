@@ -1,4 +1,4 @@
--- Request fingerprints walk jsonb directly (issue 11, finding 2) and must stay byte-for-byte
+-- Request fingerprints walk jsonb directly and must stay byte-for-byte
 -- what 0.1 computed, or keys stored by 0.1 would no longer replay after the upgrade. The
 -- expected values below were computed by the 0.1 library (JsonbToCString + core's parser).
 -- Also: nesting near the stack limit is a clean error, never a crashed backend (on 0.1 a
@@ -69,7 +69,7 @@ SELECT lives_ok($$SELECT once.request_fingerprint((repeat('[', 1001) || repeat('
                 'a 1001-deep request is fingerprinted');
 SELECT lives_ok($$SELECT once.request_fingerprint((repeat('{"a":', 5000) || '1' || repeat('}', 5000))::jsonb)$$,
                 'a 5000-deep object is fingerprinted');
--- A caller that is already deep in the stack (issue 11's reproduction): recurse until the
+-- A caller that is already deep in the stack: recurse until the
 -- stack limit, then fingerprint a 1000-deep request from the deepest frame that still works.
 -- 0.1's parser used ~516 KB of unchecked stack there and crashed the server; now the walk
 -- checks the stack at every level, the deepest frames get 54001 and a shallower one succeeds.

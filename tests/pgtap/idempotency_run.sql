@@ -93,8 +93,8 @@ SELECT throws_ok($$SELECT * FROM once.run('s', 'k', '{}', NULL)$$, '22023', NULL
 SELECT throws_ok($$SELECT * FROM once.run('s', 'k', '{}', ' ; ')$$, '22023', NULL, 'empty command: 22023');
 SELECT throws_ok($$SELECT * FROM once.run('s', 'k', '{}', 'SELECT 1', '0 seconds')$$, '22023', 'ttl must be positive', 'zero ttl: 22023');
 
--- ttl is bounded by once.max_key_ttl (issue 20, finding 5: a key stored for 200,000 years
--- made its (scope, key) unusable for the rightful owner for ever), checked as applied.
+-- ttl is bounded by once.max_key_ttl (a key stored for 200,000 years would make
+-- its (scope, key) unusable for the rightful owner for ever), checked as applied.
 SELECT throws_ok($$SELECT * FROM once.run('s', 'squat', '{}', 'SELECT 1', '200000 years')$$, '22023',
     'ttl is longer than once.max_key_ttl allows', 'a ttl of 200,000 years is refused');
 SELECT throws_ok($$SELECT * FROM once.key_acquire('s', 'squat', '{}', '1 minute', '31 days')$$, '22023',

@@ -1,4 +1,4 @@
--- Dropping an inbox handler removes its subscriptions (issue 22): DROP FUNCTION, DROP SCHEMA
+-- Dropping an inbox handler removes its subscriptions: DROP FUNCTION, DROP SCHEMA
 -- ... CASCADE; other drops leave subscriptions alone; the console lists a subscription whose
 -- handler is gone when event triggers did not fire.
 BEGIN;

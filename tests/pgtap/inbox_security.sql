@@ -1,6 +1,6 @@
 -- Inbox privileges: once_consumer receives and delivers, only once_admin subscribes. A handler
 -- runs as the role the admin chose (run_as) or as its owner: never with the rights of the role
--- that called deliver, never as the extension owner (issue 20, finding 8: 0.2 ran it as the
+-- that called deliver, never as the extension owner (0.2 ran it as the
 -- caller, so the owner of a handler -- a producer -- could rewrite it and borrow the consumer's
 -- rights).
 BEGIN;

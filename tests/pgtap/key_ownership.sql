@@ -1,6 +1,6 @@
 -- Idempotency keys have a namespace per role. 0.1 let another producer replay a key and read
--- its response (issue 11, finding 3); 0.2 fixed that with ON106, but then whoever stored a key
--- first owned it, so a producer could squat another role's keys (issue 20, finding 5). Now a
+-- its response; 0.2 fixed that with ON106, but then whoever stored a key
+-- first owned it, so a producer could squat another role's keys. Now a
 -- key's identity is (scope, key, owner): another role's key of the same name is a different
 -- key, never its response, never ON106.
 BEGIN;
@@ -41,7 +41,7 @@ SELECT throws_ok($$SELECT once.key_complete('jobs', 'held', '{"forged": true}')$
                  'key_complete of a key only another role holds: not held (ON104)');
 SELECT throws_ok($$SELECT once.key_checkpoint('jobs', 'held', 'step')$$, 'ON104', NULL,
                  'key_checkpoint of a key only another role holds: not held (ON104)');
--- The squat of issue 20, finding 5: prod2 stores a key prod will use, for as long as it may.
+-- The squat: prod2 stores a key prod will use, for as long as it may.
 SELECT is((once.run('POST /payments', 'order-43', '{}', 'SELECT 2', ttl => '30 days')).response, '2'::jsonb,
           'prod2 stores a key prod has not used yet ...');
 RESET ROLE;

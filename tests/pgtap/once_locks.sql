@@ -1,4 +1,4 @@
--- pg_once's locks are out of reach of SQL's advisory lock functions (issue 11, finding 4).
+-- pg_once's locks are out of reach of SQL's advisory lock functions.
 -- On 0.1 they were pg_advisory_xact_lock(class, hash) locks: any role that could connect
 -- could take pg_advisory_lock(1869505381, <hash>) and hang once.run / once.send for the key.
 -- SQL's advisory locks always have objsubid (field4) 1 or 2; pg_once's have 28526 ("on").

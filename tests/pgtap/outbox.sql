@@ -234,7 +234,7 @@ SELECT throws_ok($$SELECT once.send('t', jsonb_build_object('x', repeat('y', 200
 RESET once.max_payload_bytes;
 SELECT throws_ok($$SELECT once.send('t', '{}', headers => '[1]')$$, 'ON204', NULL, 'headers that are an array');
 SELECT throws_ok($$SELECT once.send('t', '{}', headers => '"x"')$$, 'ON204', NULL, 'headers that are a scalar');
--- Headers the relay would put on the wire as its own or the transport's (issue 20, finding 1).
+-- Headers the relay would put on the wire as its own or the transport's.
 SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"Host": "internal-admin.local"}')$$, 'ON214',
     'header "Host" may not be sent with a message', 'a Host header is refused (ON214)');
 SELECT throws_ok($$SELECT once.send('t', '{}', headers => '{"content-length": "2"}')$$, 'ON214', NULL,

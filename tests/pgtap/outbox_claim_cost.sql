@@ -1,4 +1,4 @@
--- What a claim reads (issue 10, section 2): a claim for some topics must not walk the backlog
+-- What a claim reads: a claim for some topics must not walk the backlog
 -- of topics it did not ask for, nor dead or delayed messages, nor the messages of a key that
 -- wait behind its in-flight head. Counted, not timed: the index
 -- entries this transaction's scans read from once.outbox's indexes

@@ -1,4 +1,4 @@
--- once.claim_locked (issue 10, section 3): messages taken in the caller's transaction with no
+-- once.claim_locked: messages taken in the caller's transaction with no
 -- lease write, settled with the usual ack / nack / dead / extend before COMMIT. What COMMIT
 -- and ROLLBACK do and how two relays share the outbox: tests/isolation/specs/outbox_claim_locked.spec.
 BEGIN;

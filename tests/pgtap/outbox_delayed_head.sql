@@ -1,5 +1,5 @@
--- A delayed message that holds back later messages of its key shows in once.blocked_keys
--- (issue 11, finding 5). On 0.1 one producer's once.send(..., key => 'order-7',
+-- A delayed message that holds back later messages of its key shows in once.blocked_keys.
+-- On 0.1 one producer's once.send(..., key => 'order-7',
 -- deliver_at => now() + '100 years') blocked every later order-7 message while blocked_keys
 -- stayed empty.
 BEGIN;

@@ -1,4 +1,4 @@
--- Per-key order is per sending role (issue 20, finding 4). On 0.2 order was by key alone:
+-- Per-key order is per sending role. On 0.2 order was by key alone:
 -- bob sent `key => 'order-42'` with a deliver_at ten years ahead (or on a topic no relay
 -- serves) and alice's messages of order-42 waited behind it for ten years. Now a key orders
 -- the messages of the role that sent them; a role's own messages keep their order, and keyed

@@ -1,4 +1,4 @@
--- Outbox limits found wanting in issue 10: empty batches, headers in the size limit, the
+-- Outbox limits: empty batches, headers in the size limit, the
 -- upper bound of deliver_at, and intervals too large for 64-bit arithmetic.
 BEGIN;
 SELECT plan(17);
@@ -43,8 +43,8 @@ SELECT throws_ok($$SELECT once.topic_policy('t', backoff_base => '1 second',
     'ON210', 'backoff_max is out of range', 'an overflowing backoff_max is refused');
 
 -- ------------------------------------------------------------------ the bound holds for what is applied
--- '1200 mon -35999 days' is one day with 30-day months, but now() + it is about 525 days
--- (issue 20, finding 14): the check uses the calendar arithmetic the SQL applies.
+-- '1200 mon -35999 days' is one day with 30-day months, but now() + it is about 525 days:
+-- the check uses the calendar arithmetic the SQL applies.
 SELECT throws_ok($$SELECT * FROM once.claim('r', 1, interval '1200 mon -35999 days')$$,
     'ON209', 'lease is out of range', 'a lease that is one day with 30-day months but ~525 days applied is refused');
 SELECT throws_ok($$SELECT * FROM once.extend('r', ARRAY[gen_random_uuid()], interval '1200 mon -35999 days')$$,

@@ -1,6 +1,6 @@
 -- Explicit message ids. A repeated explicit message_id is a no-op only for the same message
--- (issue 11, finding 6: 0.1 skipped the second send silently whatever it contained). And an
--- explicit id belongs to the role that sends it (issue 20, finding 6): on 0.2 a role that
+-- (0.1 skipped the second send silently whatever it contained). And an
+-- explicit id belongs to the role that sends it: on 0.2 a role that
 -- learned another's id could send first, its payload went out under the victim's id and the
 -- victim got ON212. The message's id is now a v8 uuid hashed from the role and the chosen id.
 BEGIN;

@@ -1,4 +1,4 @@
--- Issue 22, section 3: once.redrive / once.discard take ids written as text, and
+-- once.redrive / once.discard take ids written as text, and
 -- once.outbox_stats counts messages stuck behind a dead or delayed key head as blocked, not ready.
 BEGIN;
 SELECT plan(20);

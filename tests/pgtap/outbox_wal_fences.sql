@@ -1,4 +1,4 @@
--- The WAL transport's fences are per slot (issue 21): a keyed message a relay writes back is
+-- The WAL transport's fences are per slot: a keyed message a relay writes back is
 -- fenced for the slot it was read from (once.outbox.stream_fence_slot), and only that slot's
 -- confirmation releases it (once.wal_release_fences(slot, confirmed)): relay groups split by
 -- topic each stream their own slot, and one group's confirmation says nothing about another's

@@ -1,4 +1,4 @@
--- once.transport = 'wal' (issue 21, the producer side of the WAL transport): an unkeyed,
+-- once.transport = 'wal' (the producer side of the WAL transport): an unkeyed,
 -- undelayed once.send without message_id writes no row but a transactional logical decoding
 -- message with prefix pg_once whose content is the documented wire format
 -- (extension/src/core/wal_message.hpp), tagged with HMAC-SHA256 under the database's key

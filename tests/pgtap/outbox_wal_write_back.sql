@@ -1,4 +1,4 @@
--- once.wal_write_back (issue 21): once-relay gives back a message of the WAL transport's
+-- once.wal_write_back: once-relay gives back a message of the WAL transport's
 -- stream that its sink refused. It becomes an outbox row as if claimed `attempts` times and
 -- nacked: due again after the topic's backoff, or dead when refused for good or when the
 -- topic's attempts are used up (once.nack's decision). Idempotent by id; only once_relay may

@@ -1,4 +1,4 @@
--- Publishing grants per topic pattern (issue 20, finding 10): on 0.2 any producer could send
+-- Publishing grants per topic pattern: on 0.2 any producer could send
 -- on any topic, saga replies and other services' events included.
 BEGIN;
 SELECT plan(14);

@@ -1,5 +1,5 @@
 -- once.relay_topic_gauges() and once.relay_saga_gauges(), the outbox gauges of once-relay's
--- /metrics (issue 22): per topic ready, delayed, in flight, blocked (behind the key's head)
+-- /metrics: per topic ready, delayed, in flight, blocked (behind the key's head)
 -- and dead, the oldest ready age; sagas per status; callable by once_relay, not by others.
 BEGIN;
 SELECT plan(8);

@@ -1,4 +1,4 @@
--- once.sagas.failure_cause (issue 22): the failure that made the saga compensate stays when a
+-- once.sagas.failure_cause: the failure that made the saga compensate stays when a
 -- later failure (its compensation kept failing) becomes last_error; a retry that resumes
 -- running clears it.
 BEGIN;

@@ -1,4 +1,4 @@
--- Saga ids are unique per definition (issue 20, finding 5). On 0.2 saga_id was the global
+-- Saga ids are unique per definition. On 0.2 saga_id was the global
 -- primary key of once.saga_instances: a producer allowed to start any definition could start
 -- one under an id another service was about to use, and that service got ON404 (or, with the
 -- same name and input, the squatter's saga). Now a saga is (name, saga_id); commands carry the
@@ -67,7 +67,7 @@ SELECT is((SELECT array_agg(DISTINCT name) FROM once.saga_history WHERE saga_id 
           ARRAY['payment'], 'the history names the definition of each transition');
 SELECT throws_ok($$SELECT once.saga_retry('order-42')$$, 'ON408', NULL, 'saga_retry by an ambiguous id: ON408');
 
--- Per-key order is per role (finding 4): a saga's commands (key = saga id) are in the order of
+-- Per-key order is per role: a saga's commands (key = saga id) are in the order of
 -- the role that started it, whoever drives it, so the squatter's own saga order-42 cannot hold
 -- back payments_svc's commands of order-42.
 SELECT is((SELECT array_agg(DISTINCT key_owner::regrole::text) FROM once.outbox WHERE payload->>'saga' = 'payment' AND key = 'order-42'),

@@ -1,4 +1,4 @@
--- Whom a saga's local step runs as (issue 20, finding 8). 0.2 ran it as the role that called
+-- Whom a saga's local step runs as. 0.2 ran it as the role that called
 -- saga_tick -- the relay -- so the owner of a step function, a producer, could replace its
 -- body after the admin defined the saga and lease every other producer's messages with the
 -- relay's rights. Now it runs as the definition's run_as role or as its owner, and a run_as

@@ -1,4 +1,4 @@
--- Sagas and roles (issue 11, findings 7 and 9): the relay drives the timer but cannot act as
+-- Sagas and roles: the relay drives the timer but cannot act as
 -- admin or consumer through internal functions, and a hostile search_path cannot hijack
 -- saga_tick. Both failed on 0.1: _saga_apply was granted to once_relay, and saga_tick was
 -- PL/pgSQL with unqualified operators and no pinned search_path.
@@ -23,7 +23,7 @@ CREATE FUNCTION pg_temp.attempts(saga text) RETURNS integer LANGUAGE sql AS $$
 CREATE FUNCTION pg_temp.due(saga text) RETURNS void LANGUAGE sql AS $$
     UPDATE once.saga_instances SET deadline = now() - interval '1 second' WHERE saga_id = saga $$;
 
--- ---------------------------------------------------------- finding 7: internals for nobody
+-- ---------------------------------------------------------------------- internals for nobody
 SELECT is((SELECT pg_catalog.array_agg(p.oid::regprocedure::text ORDER BY 1)
              FROM pg_proc p CROSS JOIN (VALUES ('public'), ('once_producer'), ('once_consumer'), ('once_relay'), ('once_admin')) r(role)
             WHERE p.pronamespace = 'once'::regnamespace AND p.proname LIKE '\_saga\_%'
@@ -54,7 +54,7 @@ SELECT is(once.saga_tick(), 1, 'the relay ticks a timed-out saga');
 RESET ROLE;
 SELECT is(pg_temp.attempts('victim'), 2, '... which resends its command (attempt 2)');
 
--- ------------------------------------ finding 9: operators planted on the caller's search_path
+-- ------------------------------------ operators planted on the caller's search_path
 -- A role without any pg_once role, allowed to create in a schema on the relay's path, plants
 -- operators that shadow the built-ins (exact signatures and the jsonb ->> variant).
 CREATE ROLE saga_sec_planter;
@@ -91,7 +91,7 @@ RESET ROLE;
 SELECT is(pg_temp.status('hostile'), 'completed', 'the local step ran under the hostile search_path: completed');
 SELECT is(pg_temp.attempts('hostile-timeout'), 2, 'the timed-out saga was resent under the hostile search_path');
 
--- ------------------------------------ issue 20, finding 9: a producer sees only its own sagas
+-- ------------------------------------ a producer sees only its own sagas
 CREATE ROLE saga_alice LOGIN IN ROLE once_producer;
 CREATE ROLE saga_bob LOGIN IN ROLE once_producer;
 CREATE ROLE saga_alice_ops LOGIN IN ROLE saga_alice;   -- has alice's privileges

@@ -1,4 +1,4 @@
--- Who may start which saga definition (issue 20, finding 5, saga ids). On 0.2 any producer
+-- Who may start which saga definition. On 0.2 any producer
 -- could start any definition, so it could take another service's saga id first: the
 -- rightful starter then got ON404, or, with the same name and input, the squatter's saga.
 -- Once an admin grants the start of a definition, only granted roles (and roles with their
@@ -28,7 +28,7 @@ SELECT throws_ok($$SELECT once.grant_saga_start('squatter', '')$$, 'ON401', NULL
 SELECT is((SELECT count(*) FROM once.saga_start_grants WHERE name = 'payment'), 2::bigint, 'the admin reads the grants');
 RESET ROLE;
 
--- The squat of finding 5: the squatter starts the victim's saga id first.
+-- The squat: the squatter starts the victim's saga id first.
 SET ROLE squatter;
 SELECT throws_ok($$SELECT once.saga_start('payment', 'order-42', '{"amount": 5}')$$, 'ON407', NULL,
                  'a role without a start grant cannot start the definition, so cannot take its ids (ON407)');

@@ -3,7 +3,7 @@
 -- pg_catalog holds an operator for every built-in operator on the types pg_once uses, and fake
 -- now(), clock_timestamp(), random(), current_setting() ... When armed, each planted object
 -- raises SQLSTATE HJ001; a call that ends in HJ001 used an object from the search_path where
--- pg_catalog's was meant (issue 11, finding 9 found once.saga_tick doing so). Calls run as a
+-- pg_catalog's was meant (as once.saga_tick once did). Calls run as a
 -- superuser with sample arguments and again with NULLs; other errors are expected and fine.
 BEGIN;
 SELECT plan(4);

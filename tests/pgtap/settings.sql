@@ -1,5 +1,5 @@
--- Every once.* setting is registered, validated and out of reach of unprivileged roles
--- (issue 11, finding 8). On 0.1 once.saga_retention was a bare placeholder: a relay could
+-- Every once.* setting is registered, validated and out of reach of unprivileged roles.
+-- On 0.1 once.saga_retention was a bare placeholder: a relay could
 -- SET once.saga_retention = '-100 years' and once.purge() deleted sagas that had just finished.
 -- pg_once's library is not loaded yet when this file starts (plan() is pgTAP's): the first
 -- SET below lands on a placeholder, as in a session of a server without preloading.

@@ -1,4 +1,4 @@
--- W3C trace context (issue 23): SET LOCAL once.traceparent once per transaction and every
+-- W3C trace context: SET LOCAL once.traceparent once per transaction and every
 -- message sent in it carries it; a message's own header wins; invalid values are refused;
 -- once.deliver sets the context of the delivered message for its handlers; a saga passes the
 -- context it was started under to each step command, with a new span id per command.

@@ -5,7 +5,7 @@
 //  * leased: once.claim with a lease, settled later in separate transactions; leases are
 //    extended while a slow sink works. For sinks whose answers may take as long as a lease.
 // --claim-mode auto (the default) takes the mode the sink asks for (Sink::preferred_claim_mode:
-// leased for HTTP webhooks, locked for the others), which is what 0.2 did.
+// leased for HTTP webhooks, locked for the others).
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 // One interface for every way the relay takes messages from the outbox: locked lanes
-// (claim/locked_lanes.hpp), leased claims (claim/leased_claims.hpp), and later a WAL stream.
+// (claim/locked_lanes.hpp), leased claims (claim/leased_claims.hpp) and the WAL stream
+// (claim/wal_stream.hpp).
 // Batches come in (claims answered), settle outcomes go out (one per batch settled); in
 // between the relay publishes the open batches through the sink.
 //

@@ -1,55 +1,19 @@
 // The WAL transport's source (--transport wal): the pg_once messages of a logical replication
 // slot (wal::WalReader), published through the sink like a claimed batch, and settled by the
 // slot's position instead of by acks in the table. A "claim" takes up to the batch size of the
-// decoded messages that have arrived, in WAL order; nothing waits on the database.
+// decoded messages that have arrived, in WAL order, whose transactions other sessions can see
+// already (wal/commit_visibility.hpp). It can query the database, synchronously on the event
+// loop: pg_current_snapshot() when a message is not yet known to be visible (visible_prefix),
+// and once.wal_key_in_table / once.wal_write_back for a key written back.
 //
-// Settling (docs/design.md, "Confirmation rule"): a message the sink acknowledged is settled;
-// one the sink refused or could not take is written back to the outbox table
-// (once.wal_write_back, WalStore) and settled once that committed, so the table's retry and
-// dead-letter path delivers it; a message handed back unsent (stop) goes back to the front of
-// the queue. The slot is confirmed only up to what wal::FlushTracker allows: the end of the
-// last transaction all of whose messages, and all earlier ones', are settled. A relay killed
-// before confirming gets the unconfirmed tail again (duplicates carry their ids).
-//
-// Keyed messages (docs/design.md, "Per-key order between the stream and the table"): never two
-// messages of one (key, key_owner) in flight at once: a claim ends before a message whose key
-// is still unsettled. A keyed message written back is fenced in the table (not claimable) and
-// its key remembered; every later stream message of that key is written back behind it (not
-// published) while the table still holds a message of the key (WalStore::key_in_table); once
-// it holds none, the key is forgotten and its messages published again. The fences are
-// released (WalStore::release_fences) up to the confirmed position at every confirmation and,
-// at start, up to the slot's: a stream message committed before a fence is then settled. A
-// fence is the slot's: another relay group's confirmation leaves it (its slot has not read
-// this stream), and a relay loads only its own slot's fenced keys at start. While
-// fences are left and nothing is unsettled, status updates ask for a keepalive, so the idle
-// position (and with it the confirmation) passes the write-backs' own WAL.
-//
-// A claim takes only messages whose transactions other sessions can see already
-// (wal/commit_visibility.hpp): the stream has a transaction as soon as its commit is flushed,
-// a moment before it becomes visible, and a consumer must find the producer's writes.
-//
-// A message of a newer format version (a newer extension's, its tag verified) stops the
-// reading before it: nothing past it is published or confirmed until an upgraded relay reads it.
-//
-// A keyed write-back whose key's lock bucket is held (a prepared transaction holding it, or a
-// commit longer than the store waits: WalWriteBackBusy) waits aside: it is retried every
-// second, in order, while the stream goes on (its batch is done with; its key stays in flight,
-// so nothing else of the key passes it; the confirmation stops before it). Said once per
-// episode, and counted in once_wal_write_backs_waiting.
-//
-// A broken replication connection (or the drain bound passing) resets the stream: open batches
-// are forgotten (their publishes' answers match nothing), the tracker starts over and the
-// stream reopens with backoff from the slot's confirmed position.
-//
-// Several relays on one slot (a relay group): the slot streams to one connection at a time.
-// A relay whose START_REPLICATION finds the slot active for another connection stands by:
-// it says so once (info), keeps claiming the outbox table, and tries the slot again every
-// second (or --reconnect-max, if shorter), so it takes over once the streaming relay's
-// connection is gone (a kill -9 ends its walsender when the socket closes).
-//
-// With topics (--topics), the stream publishes only the messages of those topics and passes
-// over the others as settled: every slot sees every message of its database, so the group
-// serving those topics reads them from its own slot.
+// The rules it implements (docs/design.md, "WAL transport"): an acknowledged message is
+// settled, a refused one is written back to the outbox table and settled once that committed;
+// the slot is confirmed only as far as wal::FlushTracker allows ("Confirmation rule", "Write-back
+// on refusal"); never two messages of one (key, key_owner) in flight, and behind a written-back
+// message of a key its later stream messages are written back too, fenced per slot ("Per-key
+// order between the stream and the table"); one streaming relay per slot, the others of its
+// group stand by, and --topics passes other topics' messages over as settled ("Several
+// relays"); a message of a newer format version stops the reading before it ("Wire format").
 #pragma once
 
 #include "batch.hpp"

@@ -1,5 +1,5 @@
 // How long a locked batch can hold its messages, and the session settings that make the
-// database enforce it when the relay cannot (issue #20, item 3).
+// database enforce it when the relay cannot.
 //
 // A locked batch is an open transaction from its claim to its COMMIT. A working relay ends
 // it in time by itself: it stops handing the batch to the sink once --lease has passed since

@@ -128,7 +128,7 @@ void HttpSink::submit(uint64_t token, const Message& m) {
     req->body = m.payload;
     req->started = Clock::now();
     // Only headers the shared rule allows: a producer must not set Host, Content-Length,
-    // Idempotency-Key, X-Once-* or any other transport or relay header (issue 20, item 1).
+    // Idempotency-Key, X-Once-* or any other transport or relay header.
     std::vector<std::pair<std::string, std::string>> extra = producer_headers(m);
     auto add = [&](const std::string& line) { req->headers = curl_slist_append(req->headers, line.c_str()); };
     add("Content-Type: application/json");

@@ -56,9 +56,8 @@ namespace {
 void pub_ack_cb(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
     // With an AckHandler set, libnats gives the published message back here and leaves
     // destroying it to us (nats.h, jsPubAckHandler; it frees the message itself only without a
-    // handler). Not destroying it leaked every publish, retries and PubAck timeouts included:
-    // ~0.8 KiB plus the payload per message, which is how relay RSS grew 17 -> 40 MiB over
-    // the chaos suite's PostgreSQL restarts and 18 -> 91 MiB over its NATS outage (issue 13).
+    // handler). Not destroying it leaks every publish, retries and PubAck timeouts included:
+    // ~0.8 KiB plus the payload per message (tests/integration/relay_reconnect_memory.sh).
     // The guard covers every return; the id is copied before it runs.
     std::unique_ptr<natsMsg, void (*)(natsMsg*)> owned(msg, natsMsg_Destroy);
     auto* q = static_cast<NatsAckQueue*>(closure);

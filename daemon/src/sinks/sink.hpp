@@ -42,7 +42,9 @@ public:
     // Connect and check the destination (stream exists, database has once.deliver). Throws
     // SinkError when it cannot; the relay exits at start, retries later.
     virtual void open() = 0;
-    // True while the sink believes it can deliver. The relay does not claim while false.
+    // True while the sink believes it can deliver. The relay does not claim while false. A
+    // sink that keeps a connection may reconnect in here, blocking the loop up to its connect
+    // timeout (the PostgreSQL sink does).
     virtual bool ready() = 0;
     // True when ready() follows a connection the sink keeps (NATS, PostgreSQL): ready() true
     // again means the sink is back. False when ready() only pauses claims after failures

@@ -1,8 +1,9 @@
 // The WAL transport's ordinary (non-replication) database connection, with libpq: reads the
 // messages' tag key (once.wal_secret()) when the stream opens, and writes back the messages
-// the sink refused (once.wal_write_back). Blocking: both are rare (one at each stream open,
-// one per refused message), reads the slot's state before each stream open, and for keyed
-// messages asks whether the table holds their key and releases the write-backs' fences.
+// the sink refused (once.wal_write_back), reads the slot's state before each stream open,
+// pg_current_snapshot() when a claim cannot tell yet whether a message is visible, and for
+// keyed messages asks whether the table holds their key and releases the write-backs' fences.
+// Blocking, on the relay's loop: each call waits for its answer.
 // Connects on first use and again after a failure. Keyed write-backs carry the slot: their
 // fences are released by this slot's confirmation only (release_fences, fenced_keys).
 // Waiting for a lock ends after kLockTimeout (WalWriteBackBusy).

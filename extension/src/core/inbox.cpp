@@ -26,11 +26,4 @@ std::vector<Subscription> subscriptions_for(const std::vector<Subscription>& sub
     return chosen;
 }
 
-std::vector<uint32_t> handlers_for(const std::vector<Subscription>& subscriptions,
-                                   std::string_view topic) {
-    std::vector<uint32_t> handlers;
-    for (const Subscription& s : subscriptions_for(subscriptions, topic)) handlers.push_back(s.handler);
-    return handlers;
-}
-
 }  // namespace once

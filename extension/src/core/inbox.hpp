@@ -26,8 +26,4 @@ struct Subscription {
 std::vector<Subscription> subscriptions_for(const std::vector<Subscription>& subscriptions,
                                             std::string_view topic);
 
-// The handlers of subscriptions_for, in that order.
-std::vector<uint32_t> handlers_for(const std::vector<Subscription>& subscriptions,
-                                   std::string_view topic);
-
 }  // namespace once

@@ -1,4 +1,4 @@
-// Which stored row an idempotency key call uses (issue 20, finding 5). A key's identity is
+// Which stored row an idempotency key call uses. A key's identity is
 // (scope, key, owner): each role has its own namespace, so a role that stores a key first
 // cannot make the key unusable for another role. A caller uses, among the rows of (scope, key)
 // that have not expired:
@@ -6,7 +6,7 @@
 //   2. else the row of a role whose privileges it has (a group role it inherits from, or any
 //      role for a superuser): 0.2 shared keys that way, and dropping it would run a command
 //      a second time after the update. Several such rows: ambiguous (the caller must SET ROLE);
-//   3. else a row stored by 0.1 (no owner), shared until its bounded window ends (finding 7);
+//   3. else a row stored by 0.1 (no owner), shared until its bounded window ends;
 //   4. else none: the caller's call stores a row in its own namespace.
 // Kept apart from the PostgreSQL code so the rule is unit-tested on its own.
 #pragma once

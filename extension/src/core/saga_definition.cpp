@@ -24,15 +24,6 @@ int Definition::step_index(std::string_view name) const {
     return -1;
 }
 
-int Definition::pivot_index() const {
-    int last = -1;
-    for (size_t i = 0; i < steps.size(); ++i) {
-        if (steps[i].kind == StepKind::pivot) return static_cast<int>(i);
-        if (steps[i].kind == StepKind::compensable) last = static_cast<int>(i);
-    }
-    return last;
-}
-
 namespace {
 
 [[noreturn]] void bad(const std::string& where, const std::string& what, const std::string& detail = {},

@@ -53,9 +53,6 @@ struct Definition {
 
     // Index of the step with this name, or -1.
     int step_index(std::string_view name) const;
-    // Index of the last step that can still be compensated: the pivot, or the last
-    // compensable step when there is no pivot. Steps after it are retriable.
-    int pivot_index() const;
 };
 
 constexpr size_t kMaxSteps = 64;

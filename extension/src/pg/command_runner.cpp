@@ -15,8 +15,8 @@ constexpr size_t kMaxCachedCommands = 256;
 
 // A cached plan and how many executions of it are on the stack right now. A command may call
 // once.run itself (nested, e.g. LATERAL once.run(...)), and the inner call may fill the cache:
-// a plan that is executing must never be freed (issue 11, finding 1: SPI_freeplan of a
-// running plan was a use after free). Eviction therefore skips running plans; the cache may
+// a plan that is executing must never be freed (SPI_freeplan of a running plan is a use
+// after free). Eviction therefore skips running plans; the cache may
 // exceed its bound while nested calls run and shrinks again at the next call that evicts.
 struct CachedCommand {
     SPIPlanPtr plan = nullptr;

@@ -1,8 +1,7 @@
-// Request fingerprints walk PostgreSQL's own jsonb (issue 11, finding 2). 0.1 printed the
-// jsonb as text and re-parsed it with core's recursive JSON parser: ~516 KB of stack at its
-// depth cap without check_stack_depth() (a backend crash when a caller was already deep in
-// the stack), and a parse tree of ~180 bytes per element outside PostgreSQL's memory
-// accounting (1.47 GB for an 8M-element request). Now:
+// Request fingerprints walk PostgreSQL's own jsonb rather than printing it as text and
+// re-parsing it: a recursive parse needs stack without check_stack_depth() (a backend crash
+// when a caller is already deep in the stack) and a parse tree outside PostgreSQL's memory
+// accounting. Walking the jsonb costs:
 //  - stack: one small frame per nesting level, with check_stack_depth() at each, so a request
 //    too deep for the remaining stack is a clean "stack depth limit exceeded" error;
 //  - memory: jsonb iterators (palloc'd in the caller's context), one vector of member

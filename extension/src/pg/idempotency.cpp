@@ -12,7 +12,7 @@
 // with an INSERT and updating it with the response afterwards.
 //
 // Namespaces: a key's identity is (scope, key, owner), owner being the role that stored it;
-// which row a call uses is core/key_namespace.hpp's rule (issue 20, finding 5), see resolve().
+// which row a call uses is core/key_namespace.hpp's rule, see resolve().
 #include "../core/error.hpp"
 #include "../core/key_namespace.hpp"
 #include "../core/key_validation.hpp"
@@ -214,7 +214,7 @@ struct Resolved {
 
 // Applies core/key_namespace.hpp's rule: the caller's own row, else the one row of a role
 // whose privileges it has, else a row stored by 0.1. Rows of other roles are invisible, so no
-// role can squat another's key (issue 20, finding 5). The caller's namespace is locked first;
+// role can squat another's key. The caller's namespace is locked first;
 // when the rule picks a row of another namespace, that namespace is locked too and the rows
 // are read again (the row may have changed while we waited), until the chosen row's namespace
 // is locked. Each round locks a new owner, so this ends.
@@ -244,7 +244,7 @@ Resolved resolve(const KeyArgs& args, bytea* fingerprint) {
     }
 }
 
-// Before writing to a row stored by 0.1 (no owner), the caller makes it its own (finding 7):
+// Before writing to a row stored by 0.1 (no owner), the caller makes it its own:
 // first removing its own expired row of the same key, which would otherwise collide.
 SavedPlan drop_expired_own_plan(
     "DELETE FROM once.keys"
@@ -426,7 +426,7 @@ ONCE_SQL_FUNCTION(once_key_acquire) {
             set(kAttempt, Int32GetDatum(row.attempt));
         } else {
             // The holder's lease expired (it crashed or hung): take over, resuming from its
-            // last checkpoint. A key stored by 0.1 becomes the taker's (finding 7).
+            // last checkpoint. A key stored by 0.1 becomes the taker's.
             Datum values[] = {PointerGetDatum(args.scope), PointerGetDatum(args.key),
                               IntervalPGetDatum(lease), ObjectIdGetDatum(claim_if_ownerless(args, resolved))};
             int32 attempt;
@@ -478,7 +478,7 @@ SavedPlan release_plan(
 // Checkpoint, complete and release change only the row the caller resolves to (its own, an
 // inherited one, or one stored by 0.1): the attempt number is optional, so without this any
 // producer could finish or drop another's key. The plan's last parameter is the namespace
-// written; complete makes a row stored by 0.1 the caller's first (finding 7).
+// written; complete makes a row stored by 0.1 the caller's first.
 uint64 execute_locked(const KeyArgs& args, SavedPlan& plan, Datum* values, const char* nulls, int owner_param,
                       bool claim) {
     Resolved resolved = resolve(args, nullptr);

@@ -76,8 +76,8 @@ bool try_lock_session(LockClass lock_class, uint32 hash) {
 }  // namespace once::pg
 
 // once.relay_maintenance_lock(): the lock that makes one relay at a time run saga_tick and
-// purge. 0.2's relays used pg_try_advisory_lock(bigint), which any role that can connect could
-// take first, and then no relay ran the timers (issue 20, finding 13); SQL cannot name this one.
+// purge. It is not an SQL advisory lock, which any role that can connect could take first so
+// that no relay ran the timers; SQL cannot name this one.
 ONCE_SQL_FUNCTION(once_relay_maintenance_lock) {
     PG_RETURN_BOOL(once::pg::try_lock_session(once::pg::LockClass::maintenance, 0));
 }

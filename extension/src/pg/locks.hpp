@@ -1,8 +1,8 @@
-// pg_once's own transaction-scoped locks (issue 11, finding 4).
+// pg_once's own transaction-scoped locks.
 //
-// 0.1 used pg_advisory_xact_lock_int4(class, hash): any role that could connect could take the
-// same lock with SQL's pg_advisory_lock(1869505381, <hash>) and block once.run / once.send for
-// that key. These locks are LOCKTAG_ADVISORY tags too (so they show in pg_locks as locktype
+// Not SQL's advisory locks: any role that can connect could take the same lock with
+// pg_advisory_lock and block once.run / once.send for that key. These locks are
+// LOCKTAG_ADVISORY tags (so they show in pg_locks as locktype
 // 'advisory', and wait in the deadlock detector like any lock), but with field4 = kOnceLockField4:
 // SQL's advisory functions only ever build field4 = 1 (one bigint key) or 2 (two int4 keys), so
 // no SQL statement can take, wait for or release these locks.

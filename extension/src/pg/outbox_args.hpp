@@ -4,7 +4,8 @@
 //   outbox_send.cpp    once.send / send_many (producers)
 //   outbox_claim.cpp   once.claim / claim_locked (the scan, its watermark, the plans)
 //   outbox_settle.cpp  once.ack / nack / dead / extend (leased and lock-held messages)
-//   outbox_admin.cpp   small SQL helpers: topic patterns, positions, policy checks
+//   outbox_admin.cpp   small SQL helpers: positions, the topic policy, admin ids, released keys
+//   outbox_wal_send.cpp, outbox_wal_write_back.cpp   the WAL transport's send and write-back
 #pragma once
 
 #include "../core/error.hpp"

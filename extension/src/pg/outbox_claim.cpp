@@ -15,12 +15,14 @@
 // 0, sender unknown), so one message per key and role is out at a time. A message's claim position is its id (time-ordered v7)
 // unless it was delayed, retried, redriven or numbered by its producer: then pos. Messages
 // behind their key's head have the waiting position (outbox_key_order.hpp), after every range
-// read here; the check of earlier key_seqs stays for messages written by 0.1.
+// read here; the check of earlier key_seqs stays for messages written by 0.1. Never taken:
+// a row the WAL transport's relay fenced (stream_fence), and the keys of lock buckets a
+// prepared transaction holds (outbox_key_order.hpp).
 //
 // Where the scan walks. Without a topic filter: the primary key (messages claimed in id
 // order) and the partial pos index (the few others), each from a per-backend low watermark.
 // With topics: the index on (topic, claim position), one ordered scan per wanted topic, so a
-// relay for one topic never walks another topic's backlog (issue 10). Wanted topics are the
+// relay for one topic never walks another topic's backlog. Wanted topics are the
 // literal ones named, or for wildcard patterns the outbox's distinct topics (a skip scan of
 // the same index: one descent per topic) that match.
 //

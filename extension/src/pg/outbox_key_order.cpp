@@ -67,9 +67,9 @@ uint32 key_hash(std::string_view key) {
     return hash_bytes(reinterpret_cast<const unsigned char*>(key.data()), static_cast<int>(key.size()));
 }
 
-// Keys are locked by bucket, not one by one: a transaction that sends or acknowledges 50,000
-// keys took 50,000 locks, filled the server's shared lock table ("out of shared memory") and
-// made other sessions of the cluster fail (issue 20, finding 16). With buckets a transaction
+// Keys are locked by bucket, not one by one: one lock per key would let a transaction that
+// sends or acknowledges 50,000 keys fill the server's shared lock table ("out of shared
+// memory") and make other sessions of the cluster fail. With buckets a transaction
 // holds at most kKeyLockBuckets of them; two keys that share a bucket only share a short wait
 // at commit. Order holds as before: every commit of a key takes its bucket.
 constexpr uint32 kKeyLockBuckets = 256;

@@ -1,6 +1,6 @@
 // Per-key order of outbox messages, decided at commit.
 //
-// A key orders the messages one role sent with it (issue 20, finding 4): "the key" below is
+// A key orders the messages one role sent with it: "the key" below is
 // always the pair (key, key_owner), key_owner being the role that called once.send. Another
 // role's messages of the same key are another sequence, so no role can hold back another's
 // messages with a message of its own (a deliver_at years ahead, a topic no relay serves).
@@ -24,11 +24,11 @@
 // are open, only for another producer's commit of the same key; and as every committer takes
 // its locks in the same order, they cannot deadlock on them.
 //
-// Waiting messages (0.2). Only a key's oldest message can be claimed (the claim checks
+// Waiting messages. Only a key's oldest message can be claimed (the claim checks
 // key_seq). Messages behind a *held* message of their key -- leased to a relay, retrying,
 // delayed or dead -- also wait with the claim position waiting_position(), outside every
-// range a claim reads, so the backlog that builds up behind a hold costs claims nothing
-// (issue 10). Behind a ready message nothing waits: it is claimed at once, and skipping what
+// range a claim reads, so the backlog that builds up behind a hold costs claims nothing.
+// Behind a ready message nothing waits: it is claimed at once, and skipping what
 // follows it once or twice is cheaper than a promotion (a rewrite of the row).
 //  * once.send guesses at send time: it waits when the key's last message waits or is held.
 //  * once.nack / once.dead (outbox_settle.cpp) make what is queued behind the message they
@@ -41,7 +41,7 @@
 //    sees the removed message (its message waits, then is promoted) or sees it gone (its
 //    message does not wait).
 //
-// Prepared transactions (issue 20, finding 2). A prepared transaction that sent a key keeps
+// Prepared transactions. A prepared transaction that sent a key keeps
 // that key's lock (its bucket's) until COMMIT / ROLLBACK PREPARED, which may be never. A
 // commit that only releases keys -- a relay's acks and nacks, an admin's discard -- does not
 // wait for one: it fails at once with ON216, naming the key and the prepared transaction (the

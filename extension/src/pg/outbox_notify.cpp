@@ -144,8 +144,8 @@ void subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, vo
 
 // Registered before the worker connects, so it also runs when connecting fails: a database
 // dropped right after a send (DROP DATABASE ... WITH (FORCE)) makes the worker exit with FATAL
-// "database does not exist". 0.1 left that slot "starting" forever (issue 11, finding 10):
-// after 64 such drops every database fell back to one NOTIFY per transaction.
+// "database does not exist". Without it the slot would stay "starting" forever, and after
+// 64 such drops every database would fall back to one NOTIFY per transaction.
 void worker_exit(int, Datum arg) {
     Oid dboid = DatumGetObjectId(arg);
     SpinLockAcquire(&shared->mutex);

@@ -41,9 +41,8 @@ SavedPlan insert_explicit_plan(
     " ON CONFLICT (id) DO NOTHING",
     {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, OIDOID});
 
-// A repeated explicit message_id is a no-op only for the same message (issue 11, finding 6):
-// 0.1 skipped any repeat silently, so a producer could pre-empt another's id with its own
-// topic and payload. (Ids of other roles cannot meet here: message_ids.hpp.) (pg_catalog operators only: no IS DISTINCT FROM, which looks up "=".)
+// A repeated explicit message_id is a no-op only for the same message: skipping any repeat
+// silently would let a producer pre-empt another's id with its own topic and payload. (Ids of other roles cannot meet here: message_ids.hpp.) (pg_catalog operators only: no IS DISTINCT FROM, which looks up "=".)
 SavedPlan same_message_plan(
     "SELECT o.topic OPERATOR(pg_catalog.=) $2"
     "   AND COALESCE(o.key OPERATOR(pg_catalog.=) $3, o.key IS NULL AND $3 IS NULL)"

@@ -13,17 +13,10 @@
 // grants: the producer that emitted the message passed them, and the relay is no producer.
 // A keyed message (a stream message of format version 2) comes back with the key_owner and
 // key_seq it carried, so it sorts before the key's table messages committed after it. It is
-// fenced: the write-back first takes the key's lock (outbox_key_order.hpp), so every producer
-// of the key either committed before it (its stream message may still be ahead of the relay)
-// or sees the row at its pre-commit step and puts its message on the table; the fence is the
-// WAL insert position then, above the commit of every producer of the first kind. No claim
-// takes the row (nor, by key_seq, anything behind it) until the relay has confirmed its slot
-// up to the fence (once.wal_release_fences): by then each of those stream messages was
-// delivered or written back behind it. Without the fence another relay could claim this row
-// and then a later table message of the key before such a stream message came back. The fence
-// belongs to the relay's slot (`slot`, stream_fence_slot): another relay group's slot passing
-// the position says nothing about this slot's stream, so only this slot's confirmation
-// releases it.
+// fenced for the relay's slot (`slot`, stream_fence_slot) at the WAL insert position taken
+// under the key's lock (outbox_key_order.hpp): no claim takes it, nor anything behind it,
+// until that slot is confirmed past the fence (once.wal_release_fences). Why, and why per
+// slot: docs/design.md, "Per-key order between the stream and the table", rule 4.
 #include "../core/outbox_policy.hpp"
 #include "outbox_args.hpp"
 #include "outbox_give_back.hpp"

@@ -1,4 +1,4 @@
-// Who may publish on which topics (issue 20, finding 10). An admin grants a role publishing on
+// Who may publish on which topics. An admin grants a role publishing on
 // topic patterns with once.grant_publish (NATS-style patterns, as subscriptions use). While no
 // grant exists at all, every producer may publish on every topic, as in 0.2; once one does,
 // once.send and once.send_many need a grant that matches the topic, held by the caller or a

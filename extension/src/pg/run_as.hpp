@@ -1,10 +1,10 @@
 // The role that a function pg_once runs on someone's behalf runs as: inbox handlers (called by
-// once.deliver) and saga local steps (called by once.saga_tick). Issue 20, finding 8: 0.2 ran
-// them as the role that called deliver / saga_tick, so the function's owner -- a producer,
-// say -- could replace its body after the admin set it up and act with the relay's or the
-// consumer's rights (lease and read every other producer's messages).
+// once.deliver) and saga local steps (called by once.saga_tick). Not as the role that calls
+// deliver / saga_tick: then the function's owner -- a producer, say -- could replace its body
+// after the admin set it up and act with the relay's or the consumer's rights (lease and read
+// every other producer's messages).
 //
-// Now such a function runs as the role the admin chose for it (`run_as`, given to
+// Such a function runs as the role the admin chose for it (`run_as`, given to
 // once.subscribe / once.saga_define), or, when none was chosen, as the function's owner, the
 // way a SECURITY DEFINER function does: whoever can rewrite the body already has those rights.
 // A chosen role is only accepted while the function's owner is trusted for it: the owner is

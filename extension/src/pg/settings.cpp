@@ -1,9 +1,8 @@
 // Every once.* setting (GUC) is defined here, in settings_init(), the first thing _PG_init does.
 //
-// once.saga_retention as a registered setting (issue 11, finding 8). In 0.1 it was a bare
-// placeholder read with current_setting(): any role, a relay included, could
-// SET once.saga_retention = '-100 years' and have once.purge() delete sagas that had just
-// finished. Registered, it is PGC_SUSET (a superuser, or a role granted SET on it, sets it
+// once.saga_retention as a registered setting: as a bare placeholder read with
+// current_setting(), any role, a relay included, could SET once.saga_retention = '-100 years'
+// and have once.purge() delete sagas that had just finished. Registered, it is PGC_SUSET (a superuser, or a role granted SET on it, sets it
 // for others: ALTER SYSTEM / ALTER DATABASE / ALTER ROLE) and bounded below by one minute.
 //
 // SQL reads it through once._saga_retention(), a C function: calling it loads the library, so
@@ -29,7 +28,7 @@ constexpr int kDefaultSagaRetentionMinutes = 7 * 24 * 60;
 int saga_retention_minutes = kDefaultSagaRetentionMinutes;
 
 // Whoever stores an idempotency key first holds it until it expires, so an unbounded ttl
-// lets a role hold a (scope, key) for ever (issue 20, finding 5).
+// lets a role hold a (scope, key) for ever.
 constexpr int kDefaultMaxKeyTtlMinutes = 30 * 24 * 60;
 constexpr int kMaxMaxKeyTtlMinutes = 3653 * 24 * 60;  // ten years
 int max_key_ttl_minutes = kDefaultMaxKeyTtlMinutes;

@@ -1,5 +1,5 @@
-// Trace context (W3C traceparent / tracestate) on outbox messages, in the inbox and in sagas
-// (issue 23). The rules are in core/trace_context.hpp; this is where they meet PostgreSQL:
+// Trace context (W3C traceparent / tracestate) on outbox messages, in the inbox and in sagas.
+// The rules are in core/trace_context.hpp; this is where they meet PostgreSQL:
 //  * A producer sets the context once per transaction, SET LOCAL once.traceparent = '00-...'
 //    (and once.tracestate): a setting, because it is what PostgreSQL scopes to a transaction
 //    (SET LOCAL) or a session, and any driver can issue it; an invalid value is refused by

@@ -40,7 +40,6 @@ TEST(SagaDefinition, ParsesTheCampusCafeOrder) {
     EXPECT_TRUE(d.steps[2].action.is_function);
     EXPECT_EQ(d.steps[2].max_attempts, 0);  // retriable: until it succeeds
     EXPECT_EQ(d.reply_to, "saga.campus_cafe_order.reply");
-    EXPECT_EQ(d.pivot_index(), 1);
 }
 
 TEST(SagaDefinition, NormalisedFormRoundTrips) {

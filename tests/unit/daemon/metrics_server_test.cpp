@@ -4,7 +4,7 @@
 
 using once::relay::is_loopback_host;
 
-// Decides whether the relay warns that /metrics and /healthz are exposed (issue 20, item 12).
+// Decides whether the relay warns that /metrics and /healthz are exposed.
 TEST(MetricsServer, LoopbackAddresses) {
     for (const char* h : {"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1", "localhost"})
         EXPECT_TRUE(is_loopback_host(h)) << h;

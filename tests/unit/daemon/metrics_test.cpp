@@ -55,8 +55,8 @@ TEST(Metrics, HistogramBucketsAreCumulative) {
     EXPECT_NE(t.find("x_sum 0.015\n"), std::string::npos) << t;
 }
 
-// Every value with full precision: 0.2 printed timestamps with %.6g, in steps of 10,000 s
-// (issue 22), so "alert when it stops moving" could not fire.
+// Every value with full precision: with %.6g a timestamp moves in steps of 10,000 s, so
+// "alert when it stops moving" could not fire.
 TEST(Metrics, ValuesKeepFullPrecision) {
     EXPECT_EQ(format_metric_value(1700000000), "1700000000");
     EXPECT_EQ(format_metric_value(1700000001), "1700000001");

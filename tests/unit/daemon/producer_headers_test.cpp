@@ -4,7 +4,7 @@
 
 using namespace once::relay;
 
-// What both transport sinks send of a message's headers (issue 20, item 1).
+// What both transport sinks send of a message's headers.
 TEST(ProducerHeaders, KeepsAllowedDropsReserved) {
     Message m;
     m.id = "01a215da-0000-7000-8000-000000000001";
