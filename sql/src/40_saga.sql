@@ -212,10 +212,11 @@ AS $$
 $$;
 
 -- The timer, in C++ (extension/src/pg/saga_tick.cpp). Neither SECURITY DEFINER nor
--- search_path-pinned on purpose: local step functions are the caller's code and run with the
--- caller's rights and search_path. Its own statements run as the extension owner through the
--- internal functions above (granted to nobody) and are fully schema-qualified, operators
--- included, so a hostile search_path changes nothing in them.
+-- search_path-pinned on purpose: a local step function's name is resolved under the caller's
+-- search_path; the function then runs as its run_as role or owner, restricted and under a
+-- pinned search_path (extension/src/pg/restricted_call.hpp). Its own statements run as the
+-- extension owner through the internal functions above (granted to nobody) and are fully
+-- schema-qualified, operators included, so a hostile search_path changes nothing in them.
 CREATE FUNCTION once.saga_tick(max integer) RETURNS integer
     AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_tick(integer) IS
