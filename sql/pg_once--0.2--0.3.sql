@@ -962,12 +962,20 @@ UPDATE once.saga_instances s
          WHERE i.status OPERATOR(pg_catalog.=) ANY (ARRAY['compensating', 'failed', 'compensated'])) c
  WHERE c.saga_id OPERATOR(pg_catalog.=) s.saga_id AND c.reason IS NOT NULL;
 
+-- The views' two branches: see sql/src/40_saga.sql.
 CREATE OR REPLACE VIEW once.sagas WITH (security_barrier) AS
+WITH own AS MATERIALIZED (
+    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
+           s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
+      FROM once.saga_instances s
+     WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+       AND s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'))
 SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
        s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
   FROM once.saga_instances s
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+UNION ALL
+SELECT * FROM own;
 COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
 
@@ -1274,12 +1282,17 @@ AS $$
 $$;
 
 CREATE OR REPLACE VIEW once.saga_history WITH (security_barrier) AS
+WITH own AS MATERIALIZED (
+    SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
+      FROM once.saga_instances s
+      JOIN once.saga_transitions t ON t.saga_id = s.saga_id AND t.name = s.name
+     WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+       AND s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'))
 SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
   FROM once.saga_transitions t
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR EXISTS (SELECT FROM once.saga_instances s
-                WHERE s.saga_id = t.saga_id AND s.name = t.name AND s.started_by IS NOT NULL
-                  AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+UNION ALL
+SELECT * FROM own;
 COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
 
 CREATE OR REPLACE FUNCTION once.purge_sagas(max_rows integer) RETURNS bigint

@@ -233,21 +233,40 @@ COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 -- Sagas started before 0.3 have no starter and are shown to once_admin only. The views are
 -- security barriers, so a caller's leaky function in a WHERE clause never sees other rows
 -- (current_user in a view is the querying role).
+--
+-- A caller's leakproof conditions (saga_id >= $1, say) are still pushed below a security
+-- barrier, into an index scan that runs before the row filter, where EXPLAIN ANALYZE would
+-- count the hidden rows they match. So each view has two branches: once_admin's, whose filter
+-- involves no row and is tested once before anything is scanned (for anyone else the scan never
+-- runs; for once_admin a keyed lookup stays an index scan), and everyone else's, a MATERIALIZED
+-- CTE that keeps the caller's own rows first: the planner pushes no condition into it.
 CREATE VIEW once.sagas WITH (security_barrier) AS
+WITH own AS MATERIALIZED (
+    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
+           s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
+      FROM once.saga_instances s
+     WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+       AND s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'))
 SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
        s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
   FROM once.saga_instances s
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+UNION ALL
+SELECT * FROM own;
 COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
 CREATE VIEW once.saga_history WITH (security_barrier) AS
+WITH own AS MATERIALIZED (
+    SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
+      FROM once.saga_instances s
+      JOIN once.saga_transitions t ON t.saga_id = s.saga_id AND t.name = s.name
+     WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
+       AND s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'))
 SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
   FROM once.saga_transitions t
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR EXISTS (SELECT FROM once.saga_instances s
-                WHERE s.saga_id = t.saga_id AND s.name = t.name AND s.started_by IS NOT NULL
-                  AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+UNION ALL
+SELECT * FROM own;
 COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
 
 CREATE FUNCTION once.saga_diagram(name text) RETURNS text
