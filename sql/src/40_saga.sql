@@ -228,6 +228,24 @@ CREATE FUNCTION once.saga_tick() RETURNS integer
     AS 'MODULE_PATHNAME', 'once_saga_tick' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 
+-- The sagas (and their transitions) that the calling role, or a role whose privileges it has,
+-- started: the views' branch for everyone but once_admin (C++, extension/src/pg/saga_views.cpp).
+-- The planner pushes no condition into a function, so a caller's conditions apply to these
+-- rows only. ROWS 100: their estimate stays small in once_admin's plans, which never run them.
+CREATE FUNCTION once._own_sagas()
+RETURNS TABLE (saga_id text, name text, version integer, status text, step text, data jsonb, input jsonb,
+               deadline timestamptz, attempts integer, last_error text, created_at timestamptz,
+               updated_at timestamptz, finished_at timestamptz, failure_cause text)
+AS 'MODULE_PATHNAME', 'once_own_sagas' LANGUAGE C STABLE ROWS 100;
+CREATE FUNCTION once._own_saga_history()
+RETURNS TABLE (saga_id text, at timestamptz, from_status text, to_status text, step text, event text,
+               reason text, message_id text, id bigint, name text)
+AS 'MODULE_PATHNAME', 'once_own_saga_history' LANGUAGE C STABLE ROWS 100;
+REVOKE ALL ON FUNCTION once._own_sagas(), once._own_saga_history() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once._own_sagas(), once._own_saga_history() TO once_admin, once_producer;
+-- The sagas a role started, for those functions.
+CREATE INDEX saga_instances_started_by ON once.saga_instances (started_by);
+
 -- A saga's data holds step outputs (payment tokens, addresses): a role sees the sagas that
 -- it, or a role whose privileges it has, started; once_admin sees all (issue 20, finding 9).
 -- Sagas started before 0.3 have no starter and are shown to once_admin only. The views are
@@ -238,35 +256,28 @@ COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 -- barrier, into an index scan that runs before the row filter, where EXPLAIN ANALYZE would
 -- count the hidden rows they match. So each view has two branches: once_admin's, whose filter
 -- involves no row and is tested once before anything is scanned (for anyone else the scan never
--- runs; for once_admin a keyed lookup stays an index scan), and everyone else's, a MATERIALIZED
--- CTE that keeps the caller's own rows first: the planner pushes no condition into it.
+-- runs; for once_admin a keyed lookup stays an index scan), and everyone else's, the caller's
+-- own rows from the functions above.
 CREATE VIEW once.sagas WITH (security_barrier) AS
-WITH own AS MATERIALIZED (
-    SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
-           s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
-      FROM once.saga_instances s
-     WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-       AND s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'))
 SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
        s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
   FROM once.saga_instances s
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
 UNION ALL
-SELECT * FROM own;
+SELECT o.saga_id, o.name, o.version, o.status, o.step, o.data, o.input, o.deadline, o.attempts,
+       o.last_error, o.created_at, o.updated_at, o.finished_at, o.failure_cause
+  FROM once._own_sagas() o
+ WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE');
 COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
 CREATE VIEW once.saga_history WITH (security_barrier) AS
-WITH own AS MATERIALIZED (
-    SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
-      FROM once.saga_instances s
-      JOIN once.saga_transitions t ON t.saga_id = s.saga_id AND t.name = s.name
-     WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-       AND s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'))
 SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
   FROM once.saga_transitions t
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
 UNION ALL
-SELECT * FROM own;
+SELECT o.saga_id, o.at, o.from_status, o.to_status, o.step, o.event, o.reason, o.message_id, o.id, o.name
+  FROM once._own_saga_history() o
+ WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE');
 COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
 
 CREATE FUNCTION once.saga_diagram(name text) RETURNS text
