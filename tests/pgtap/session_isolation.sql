@@ -9,7 +9,7 @@
 -- No BEGIN ... ROLLBACK around the file: LISTEN and holdable cursors only show after a commit,
 -- and default_transaction_read_only only in the next transaction. The roles (cluster-wide)
 -- are dropped at the end.
-SELECT plan(30);
+SELECT plan(31);
 
 CREATE ROLE iso_consumer LOGIN IN ROLE once_consumer;  -- calls deliver
 CREATE ROLE iso_relay LOGIN IN ROLE once_relay;        -- calls saga_tick and purge
@@ -38,6 +38,7 @@ BEGIN
     PERFORM pg_catalog.set_config('statement_timeout', '1ms', false);
     SET default_transaction_read_only = on;
     PERFORM pg_catalog.set_config('iso.tenant', 'evil', false);
+    PERFORM pg_catalog.set_config('iso.never_set', 'evil', false);
 END $$;
 CREATE FUNCTION public.iso_temp_table(msg once.inbound) RETURNS void LANGUAGE sql AS $$
     CREATE TEMP TABLE evil_temp (x int);
@@ -151,6 +152,8 @@ SELECT is((SELECT count(*)::int FROM public.iso_now_calls), 0,
 SELECT is(pg_temp.deliver('iso.settings'), 'processed', 'a handler that sets session settings (set_config, SET) runs');
 SELECT is(pg_temp.unchanged(), 'unchanged',
     '... and statement_timeout, default_transaction_read_only and a custom setting are the caller''s again');
+SELECT is(pg_catalog.current_setting('iso.never_set', true), '',
+    'a custom setting the caller never set reads as empty, not NULL, afterwards (PostgreSQL keeps its placeholder)');
 
 -- What would outlive the call is refused; the handler fails and nothing is recorded.
 SELECT throws_ok($$SELECT pg_temp.deliver('iso.temp_table')$$, '42501', NULL, 'a handler cannot create a temporary table');
