@@ -795,12 +795,35 @@ UPDATE once.saga_instances s
          WHERE i.status OPERATOR(pg_catalog.=) ANY (ARRAY['compensating', 'failed', 'compensated'])) c
  WHERE c.saga_id OPERATOR(pg_catalog.=) s.saga_id AND c.reason IS NOT NULL;
 
+-- The views' two branches: see sql/src/40_saga.sql.
+-- The sagas (and their transitions) that the calling role, or a role whose privileges it has,
+-- started: the views' branch for everyone but once_admin (C++, extension/src/pg/saga_views.cpp).
+-- The planner pushes no condition into a function, so a caller's conditions apply to these
+-- rows only. ROWS 100: their estimate stays small in once_admin's plans, which never run them.
+CREATE FUNCTION once._own_sagas()
+RETURNS TABLE (saga_id text, name text, version integer, status text, step text, data jsonb, input jsonb,
+               deadline timestamptz, attempts integer, last_error text, created_at timestamptz,
+               updated_at timestamptz, finished_at timestamptz, failure_cause text)
+AS 'MODULE_PATHNAME', 'once_own_sagas' LANGUAGE C STABLE ROWS 100;
+CREATE FUNCTION once._own_saga_history()
+RETURNS TABLE (saga_id text, at timestamptz, from_status text, to_status text, step text, event text,
+               reason text, message_id text, id bigint, name text)
+AS 'MODULE_PATHNAME', 'once_own_saga_history' LANGUAGE C STABLE ROWS 100;
+REVOKE ALL ON FUNCTION once._own_sagas(), once._own_saga_history() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once._own_sagas(), once._own_saga_history() TO once_admin, once_producer;
+-- The sagas a role started, for those functions.
+CREATE INDEX saga_instances_started_by ON once.saga_instances (started_by);
+
 CREATE OR REPLACE VIEW once.sagas WITH (security_barrier) AS
 SELECT s.saga_id, s.name, s.version, s.status, s.step, s.data, s.input, s.deadline, s.attempts,
        s.last_error, s.created_at, s.updated_at, s.finished_at, s.failure_cause
   FROM once.saga_instances s
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR (s.started_by IS NOT NULL AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+UNION ALL
+SELECT o.saga_id, o.name, o.version, o.status, o.step, o.data, o.input, o.deadline, o.attempts,
+       o.last_error, o.created_at, o.updated_at, o.finished_at, o.failure_cause
+  FROM once._own_sagas() o
+ WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE');
 COMMENT ON VIEW once.sagas IS 'Sagas: status, current step, data, deadline, attempts, last error, failure cause (the caller''s own, or all for once_admin)';
 
 
@@ -1091,9 +1114,10 @@ CREATE OR REPLACE VIEW once.saga_history WITH (security_barrier) AS
 SELECT t.saga_id, t.at, t.from_status, t.to_status, t.step, t.event, t.reason, t.message_id, t.id, t.name
   FROM once.saga_transitions t
  WHERE pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE')
-    OR EXISTS (SELECT FROM once.saga_instances s
-                WHERE s.saga_id = t.saga_id AND s.name = t.name AND s.started_by IS NOT NULL
-                  AND pg_catalog.pg_has_role(current_user, s.started_by, 'USAGE'));
+UNION ALL
+SELECT o.saga_id, o.at, o.from_status, o.to_status, o.step, o.event, o.reason, o.message_id, o.id, o.name
+  FROM once._own_saga_history() o
+ WHERE NOT pg_catalog.pg_has_role(current_user, 'once_admin', 'USAGE');
 COMMENT ON VIEW once.saga_history IS 'Every saga transition with time, reason and the reply message id (of the sagas the caller sees)';
 
 CREATE OR REPLACE FUNCTION once.purge_sagas(max_rows integer) RETURNS bigint

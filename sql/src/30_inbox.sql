@@ -117,9 +117,9 @@ REVOKE ALL ON FUNCTION once._inbox_handler_dropped() FROM PUBLIC;
 CREATE EVENT TRIGGER once_inbox_handler_dropped ON sql_drop
     EXECUTE FUNCTION once._inbox_handler_dropped();
 
--- No SET search_path on the C functions that run handlers (deliver): handlers run under the
--- caller's search_path, as their run_as role or their owner (extension/src/pg/run_as.hpp).
--- pg_once's own statements are qualified.
+-- No SET search_path on the C functions that run handlers (deliver): handlers run as their
+-- run_as role or their owner (extension/src/pg/run_as.hpp), restricted and under a search_path
+-- pinned for the call (restricted_call.hpp). pg_once's own statements are qualified.
 CREATE FUNCTION once.receive(source text, message_id text, topic text DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_receive' LANGUAGE C VOLATILE;

@@ -6,6 +6,7 @@
 #include "outbox_locked.hpp"
 #include "outbox_notify.hpp"
 #include "permission_hint.hpp"
+#include "restricted_call.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -24,5 +25,6 @@ void _PG_init(void) {
     once::pg::key_seq_memory_init();    // greatest key_seq per bucket (keyed WAL messages)
     once::pg::outbox_locked_init();  // claim_locked messages settled before commit
     once::pg::permission_hint_init();  // HINT naming the role to grant on permission errors
+    once::pg::restricted_call_init();  // temporary objects created by another role's code
 }
 }

@@ -3,6 +3,7 @@
 
 #include "../core/error.hpp"
 #include "guard.hpp"
+#include "restricted_call.hpp"
 #include "sqlstate.hpp"
 #include "text_args.hpp"
 
@@ -59,19 +60,7 @@ void call_as(Oid role, void (*body)(void*), void* arg) {
         body(arg);
         return;
     }
-    Oid saved_user;
-    int saved_context;
-    GetUserIdAndSecContext(&saved_user, &saved_context);
-    SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-    PG_TRY();
-    {
-        body(arg);
-    }
-    PG_FINALLY();
-    {
-        SetUserIdAndSecContext(saved_user, saved_context);
-    }
-    PG_END_TRY();
+    call_restricted(role, body, arg);
 }
 
 }  // namespace once::pg

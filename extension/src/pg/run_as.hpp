@@ -10,7 +10,8 @@
 // A chosen role is only accepted while the function's owner is trusted for it: the owner is
 // that role, a superuser, or has that role's privileges. Otherwise the owner could rewrite the
 // body to act as a role it cannot act as: refused with ON306, when subscribing / defining and
-// again at every call (ownership can change).
+// again at every call (ownership can change). Either way it runs as a restricted operation
+// under a pinned search_path (restricted_call.hpp): it cannot change the caller's session.
 //
 // pg_once's own functions (schema once, e.g. once.saga_reply_handler) run as the caller: they
 // check their caller themselves.
@@ -31,9 +32,10 @@ Oid function_run_as(Oid fn, Oid chosen, std::string_view what);
 // The same, raising a PostgreSQL error instead (plain C: for code inside PG_TRY).
 Oid resolve_run_as(Oid fn, Oid chosen, const char* what);
 
-// Runs body() with the current user switched to `role` (InvalidOid: unchanged) and
-// SECURITY_LOCAL_USERID_CHANGE set (the function cannot SET ROLE its way back), restoring the
-// user also when body() raises a PostgreSQL error. Plain C inside: call it through pg_call.
+// Runs body() as `role` without a trace in the caller's session (restricted_call.hpp:
+// restricted operation, settings rolled back, search_path pinned), restoring the user and the
+// settings also when body() raises a PostgreSQL error. InvalidOid: body() runs as the caller,
+// unchanged (pg_once's own functions). Plain C inside: call it through pg_call.
 void call_as(Oid role, void (*body)(void*), void* arg);
 
 }  // namespace once::pg

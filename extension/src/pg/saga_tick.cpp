@@ -1,10 +1,11 @@
 // once.saga_tick(max integer) and once.saga_tick(): the saga timer (see docs/sagas.md).
 //
-// Two identities in one function. Local step functions run under the caller's search_path, in
-// a subtransaction, as their definition's run_as role or their owner (run_as.hpp): never with
-// the rights of the role that called saga_tick (normally once_relay), which its owner could
-// otherwise borrow by changing the function's body. Everything else (locking due sagas, reading a waiting local step, applying
-// a deadline or a local step's outcome) runs AsExtensionOwner through the internal functions
+// Two identities in one function. Local step functions run in a subtransaction, as their
+// definition's run_as role or their owner, restricted and under a pinned search_path
+// (run_as.hpp, restricted_call.hpp): never with the rights of the role that called saga_tick
+// (normally once_relay), which its owner could otherwise borrow by changing the function's
+// body, and without a trace in that role's session. Everything else (locking due sagas,
+// reading a waiting local step, applying a deadline or a local step's outcome) runs AsExtensionOwner through the internal functions
 // once._saga_due / _saga_local / _saga_apply, which are granted to nobody: a relay can drive
 // the timer, but it cannot apply an arbitrary event (abort a saga, forge a reply) itself.
 // The statements below are fully schema-qualified, operators included, so a hostile
@@ -76,16 +77,36 @@ struct LocalResult {
     std::string error;      // the error message when !ok
 };
 
-// Runs fn(saga_id, data) as its run_as role or owner in a subtransaction, the way a PL/pgSQL
-// BEGIN ... EXCEPTION block would: its error is caught, its work rolled back. Plain C in the
-// PG_TRY (no C++ objects with destructors); called through pg_call for the rest.
+// One call of a local step function, run by call_as as the function's role.
+struct LocalCall {
+    const char* sql;
+    Datum values[2];
+    char nulls[2];
+    MemoryContext result_context;
+    Datum output;  // jsonb copied into result_context; 0 = NULL
+};
+
+// Plain C (called inside call_as's PG_TRY).
+void execute_local_call(void* arg) {
+    auto* c = static_cast<LocalCall*>(arg);
+    Oid types[2] = {TEXTOID, JSONBOID};
+    int rc = SPI_execute_with_args(c->sql, 2, types, c->values, c->nulls, false, 1);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1) elog(ERROR, "local step function returned no row");
+    bool isnull = false;
+    Datum result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    MemoryContext previous = MemoryContextSwitchTo(c->result_context);
+    c->output = isnull ? 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(result));
+    MemoryContextSwitchTo(previous);
+}
+
+// Runs fn(saga_id, data) as its run_as role or owner (call_as: restricted, search_path
+// pinned) in a subtransaction, the way a PL/pgSQL BEGIN ... EXCEPTION block would: its error
+// is caught, its work rolled back. Plain C in the PG_TRY (no C++ objects with destructors);
+// called through pg_call for the rest.
 void run_local_function(const char* function, Oid run_as, text* saga_id, Datum data, bool* ok, Datum* output,
                         char** error) {
     MemoryContext caller_context = CurrentMemoryContext;
     ResourceOwner caller_owner = CurrentResourceOwner;
-    Oid caller_user;
-    int caller_security;
-    GetUserIdAndSecContext(&caller_user, &caller_security);
     BeginInternalSubTransaction(nullptr);
     MemoryContextSwitchTo(caller_context);
     PG_TRY();
@@ -98,23 +119,15 @@ void run_local_function(const char* function, Oid run_as, text* saga_id, Datum d
         Oid fn = DatumGetObjectId(DirectFunctionCall1(regprocedurein, CStringGetDatum(name.data)));
         // (an owner not trusted for run_as fails the step, with ON306's message)
         Oid role = resolve_run_as(fn, run_as, "saga step function");
-        if (OidIsValid(role)) SetUserIdAndSecContext(role, caller_security | SECURITY_LOCAL_USERID_CHANGE);
         StringInfoData sql;
         initStringInfo(&sql);
         appendStringInfo(&sql, "SELECT %s($1, $2)::pg_catalog.jsonb",
                          quote_qualified_identifier(get_namespace_name(get_func_namespace(fn)),
                                                     get_func_name(fn)));
-        Oid types[2] = {TEXTOID, JSONBOID};
-        Datum values[2] = {PointerGetDatum(saga_id), data};
-        char nulls[2] = {' ', data == 0 ? 'n' : ' '};
-        int rc = SPI_execute_with_args(sql.data, 2, types, values, nulls, false, 1);
-        if (rc != SPI_OK_SELECT || SPI_processed != 1) elog(ERROR, "local step function returned no row");
-        bool isnull = false;
-        Datum result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-        MemoryContextSwitchTo(caller_context);
-        *output = isnull ? 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(result));
+        LocalCall call{sql.data, {PointerGetDatum(saga_id), data}, {' ', data == 0 ? 'n' : ' '}, caller_context, 0};
+        call_as(role, execute_local_call, &call);
+        *output = call.output;
         *ok = true;
-        SetUserIdAndSecContext(caller_user, caller_security);
         ReleaseCurrentSubTransaction();
         MemoryContextSwitchTo(caller_context);
         CurrentResourceOwner = caller_owner;
@@ -124,7 +137,6 @@ void run_local_function(const char* function, Oid run_as, text* saga_id, Datum d
         MemoryContextSwitchTo(caller_context);
         ErrorData* data_error = CopyErrorData();
         FlushErrorState();
-        SetUserIdAndSecContext(caller_user, caller_security);
         RollbackAndReleaseCurrentSubTransaction();
         MemoryContextSwitchTo(caller_context);
         CurrentResourceOwner = caller_owner;

@@ -93,7 +93,9 @@ private:
 
 // Runs internal statements as the owner of schema "once" (the role that created the
 // extension), the way PostgreSQL's RI triggers run as the table owner. Callers get access to
-// pg_once's tables only through its functions, and user SQL never runs under this identity.
+// pg_once's tables only through its functions, and user SQL never runs under this identity,
+// so it needs none of restricted_call.hpp's isolation; inside a restricted call (a handler
+// that sends, say) it keeps the restriction: the security context is extended, not replaced.
 class AsExtensionOwner {
 public:
     AsExtensionOwner();
