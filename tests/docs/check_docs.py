@@ -10,6 +10,9 @@
   every option of `once-console --help` in docs/console.md's, and every row names a real one.
 - Settings: every once.* setting the extension defines (extension/src/pg/settings.cpp) has its
   row in docs/settings.md, that table names no other, and no other page has a settings table.
+- Tests: every integration test (tests/integration/*.sh) and chaos scenario
+  (tests/chaos/scenarios/*.sh) is described in docs/tests.md, and docs/tests.md names no
+  test that is gone.
 - Metrics are checked by tests/monitoring/check.sh (every exported metric is in docs/relay.md).
 Prints TAP-like `ok` / `not ok` lines; exits 1 on any `not ok`.
 """
@@ -94,5 +97,14 @@ for path, text in docs.items():
         for g in sorted(set(re.findall(r"^\| `(once\.[a-z_]+)` \|", text, re.M)) & gucs):
             check(False, f"{path} has a table row for setting {g}: its one home is docs/settings.md")
 check(True, f"{len(gucs)} settings checked against the docs' tables")
+
+# --- tests: docs/tests.md describes each integration test and chaos scenario
+tests_md = docs["docs/tests.md"]
+scripts = {os.path.basename(p)[:-3] for p in glob.glob(f"{root}/tests/integration/*.sh")}
+scenarios = {os.path.basename(p)[:-3] for p in glob.glob(f"{root}/tests/chaos/scenarios/*.sh")}
+for name in sorted(scripts | scenarios):
+    if not re.search(rf"`(?:integration_|chaos_)?{re.escape(name)}(?:\.sh)?`", tests_md):
+        check(False, f"test {name} is not described in docs/tests.md")
+check(True, f"{len(scripts)} integration tests and {len(scenarios)} chaos scenarios checked against docs/tests.md")
 
 sys.exit(1 if bad else 0)
