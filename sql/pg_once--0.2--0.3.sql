@@ -525,6 +525,12 @@ CREATE FUNCTION once._function_run_as(fn regprocedure, run_as regrole, what text
 
 REVOKE ALL ON FUNCTION once._function_run_as(regprocedure, regrole, text) FROM PUBLIC;
 
+-- Internal: once.saga_define of one name at a time (pg_once's own lock: SQL's advisory lock
+-- functions cannot take it first).
+CREATE FUNCTION once._saga_define_lock(name text) RETURNS void
+AS 'MODULE_PATHNAME', 'once_saga_define_lock' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION once._saga_define_lock(text) FROM PUBLIC;
+
 DROP FUNCTION once.saga_define(text, jsonb);
 CREATE FUNCTION once.saga_define(name text, definition jsonb, run_as regrole DEFAULT NULL) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -552,7 +558,7 @@ BEGIN
                                           'saga step function');
         END LOOP;
     END LOOP;
-    PERFORM pg_advisory_xact_lock(1869505381, hashtext('saga_define:' || name));
+    PERFORM once._saga_define_lock(name);
     SELECT d.version, d.definition, d.run_as INTO latest
       FROM once.saga_definitions d WHERE d.name = saga_define.name ORDER BY d.version DESC LIMIT 1;
     IF FOUND AND latest.definition = normalized

@@ -15,5 +15,7 @@ constexpr std::int32_t kIdempotencyLockClass = 0x6f6e6365;
 constexpr std::int32_t kOutboxKeyLockClass = 0x6f626f78;
 // The relays' maintenance lock (one relay at a time runs saga_tick and purge): "mnt." (1835955246).
 constexpr std::int32_t kMaintenanceLockClass = 0x6d6e742e;
+// once.saga_define of one name at a time: "saga" (1935763297).
+constexpr std::int32_t kSagaDefinitionLockClass = 0x73616761;
 
 }  // namespace once

@@ -4,6 +4,7 @@
 
 extern "C" {
 #include "access/twophase.h"
+#include "common/hashfn.h"
 #include "storage/lock.h"
 }
 
@@ -80,4 +81,15 @@ bool try_lock_session(LockClass lock_class, uint32 hash) {
 // that no relay ran the timers; SQL cannot name this one.
 ONCE_SQL_FUNCTION(once_relay_maintenance_lock) {
     PG_RETURN_BOOL(once::pg::try_lock_session(once::pg::LockClass::maintenance, 0));
+}
+
+// once._saga_define_lock(name): once.saga_define of one name at a time, so that two defines
+// of the same definition cannot both store a version. Not an SQL advisory lock: any role that
+// can connect could take that first and hold every saga_define of the name.
+ONCE_SQL_FUNCTION(once_saga_define_lock) {
+    text* name = PG_GETARG_TEXT_PP(0);
+    const uint32 hash = hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(name)),
+                                   static_cast<int>(VARSIZE_ANY_EXHDR(name)));
+    once::pg::lock_transaction(once::pg::LockClass::saga_definition, hash);
+    PG_RETURN_VOID();
 }

@@ -25,6 +25,7 @@ enum class LockClass : uint32 {
     idempotency_key = static_cast<uint32>(kIdempotencyLockClass),  // once.run / once.key_* on hash(scope, key)
     outbox_key = static_cast<uint32>(kOutboxKeyLockClass),  // outbox per-key order (pre-commit step)
     maintenance = static_cast<uint32>(kMaintenanceLockClass),  // the relays' timers (hash 0)
+    saga_definition = static_cast<uint32>(kSagaDefinitionLockClass),  // once.saga_define on hash(name)
 };
 
 // Exclusive, held to the end of the transaction (like pg_advisory_xact_lock). May ereport:
