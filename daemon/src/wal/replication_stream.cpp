@@ -48,6 +48,22 @@ void ReplicationStream::open() {
     std::string command = start_replication_command(options_.slot, options_.publication, options_.start);
     conn_ = relay_connect_replication(options_.conninfo, options_.application_name, options_.connect_timeout);
     if (!conn_ || PQstatus(conn_) != CONNECTION_OK) fail("replication connection failed");
+    // The origin the messages' tags are bound to (wal/message_tag.hpp), from the server this
+    // connection streams: its system identifier and the database the slot decodes.
+    uint64_t system_identifier = 0;
+    uint32_t database_oid = 0;
+    {
+        std::unique_ptr<PGresult, decltype(&PQclear)> id(PQexec(conn_, "IDENTIFY_SYSTEM"), PQclear);
+        if (PQresultStatus(id.get()) != PGRES_TUPLES_OK || PQntuples(id.get()) != 1) fail("IDENTIFY_SYSTEM failed");
+        system_identifier = std::stoull(PQgetvalue(id.get(), 0, 0));
+        // (a logical replication connection runs plain SQL too)
+        std::unique_ptr<PGresult, decltype(&PQclear)> db(
+            PQexec(conn_, "SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) "
+                          "pg_catalog.current_database()"),
+            PQclear);
+        if (PQresultStatus(db.get()) != PGRES_TUPLES_OK || PQntuples(db.get()) != 1) fail("reading the database's oid failed");
+        database_oid = static_cast<uint32_t>(std::stoul(PQgetvalue(db.get(), 0, 0)));
+    }
     std::unique_ptr<PGresult, decltype(&PQclear)> res(PQexec(conn_, command.c_str()), PQclear);
     if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) {
         const char* state = PQresultErrorField(res.get(), PG_DIAG_SQLSTATE);
@@ -60,7 +76,9 @@ void ReplicationStream::open() {
         fail("START_REPLICATION on slot " + options_.slot + " failed");
     }
     if (PQsetnonblocking(conn_, 1) != 0) fail("cannot make the replication connection non-blocking");
-    decoder_ = options_.message_key ? OutboxStreamDecoder(WalMessageTag(*options_.message_key)) : OutboxStreamDecoder{};
+    decoder_ = OutboxStreamDecoder(options_.message_key ? std::optional<WalMessageTag>(WalMessageTag(*options_.message_key))
+                                                        : std::nullopt,
+                                   system_identifier, database_oid);
     received_ = 0;
     idle_position_ = 0;
     last_status_ = std::chrono::steady_clock::now();

@@ -56,7 +56,7 @@ WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* he
 
 void emit_wal_message(const WalMessage& message) {
     std::string content = encode_wal_message(message);
-    append_wal_message_tag(content, wal_message_hmac_tag(content));
+    append_wal_message_tag(content, wal_message_hmac_tag(current_wal_message_origin(), content));
     static const std::string prefix(kWalMessagePrefix);
     pg_call([&] { compat::log_logical_message(prefix.c_str(), content.data(), content.size(), true); });
 }
