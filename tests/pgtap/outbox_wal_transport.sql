@@ -34,7 +34,7 @@ RESET once.transport;
 SELECT once.send('table.after_reset', '{"n": 6}') AS table_id \gset
 
 BEGIN;
-SELECT plan(29);
+SELECT plan(31);
 
 -- pgoutput's Message: 'M', flags, LSN (8 bytes), prefix and NUL, content length (4), content.
 CREATE TEMP TABLE wal_all AS
@@ -122,6 +122,19 @@ SELECT throws_ok($q$DO $d$BEGIN
                      PERFORM once.send('wal.read_only', '{}');
                    END$d$$q$, '25006', NULL,
                  'in a read-only transaction a wal send fails as the table''s insert does');
+-- A message longer than the WAL transport carries (32 MiB encoded: the relay skips anything
+-- longer unread) is refused, even under a once.max_payload_bytes that admits it; the same
+-- message goes to the table under the table transport.
+SELECT throws_ok($q$DO $d$BEGIN
+                     SET LOCAL once.transport = 'wal';
+                     SET LOCAL once.max_payload_bytes = '64MB';
+                     PERFORM once.send('wal.huge', jsonb_build_object('s', repeat('x', 33 * 1024 * 1024)));
+                   END$d$$q$, 'ON202', 'message too large for the WAL transport',
+                 'a wal send longer than 32 MiB encoded is refused with ON202');
+SELECT lives_ok($q$DO $d$BEGIN
+                     SET LOCAL once.max_payload_bytes = '64MB';
+                     PERFORM once.send('table.huge', jsonb_build_object('s', repeat('x', 33 * 1024 * 1024)));
+                   END$d$$q$, '... and accepted by the table transport');
 SELECT is(current_setting('once.transport'), 'table', 'the default transport is the table');
 SELECT throws_ok($$SET once.transport = 'kafka'$$, '22023', NULL, 'an unknown transport is refused');
 CREATE ROLE wal_producer LOGIN;

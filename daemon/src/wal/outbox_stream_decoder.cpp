@@ -45,6 +45,14 @@ struct Visitor {
             return;
         }
         if (!in_transaction) throw ProtocolError("pgoutput transactional Message at " + format_lsn(m.lsn) + " outside a transaction");
+        // Longer than once.send writes: anyone's (pg_logical_emit_message), skipped by its
+        // length alone, not hashed nor copied.
+        if (m.content.size() > once::kWalMessageMaxContentBytes) {
+            events.push_back(MalformedMessageEvent{final_lsn, m.lsn, std::to_string(m.content.size()) +
+                                                                         " bytes, longer than once.send writes (not emitted by it)",
+                                                   true});
+            return;
+        }
         // The content ends with its tag (core/wal_message.hpp): verified here, for this
         // transaction's origin, when the decoder has the key; split off by decode_wal_message
         // either way. Another transaction's message emitted again here does not verify.

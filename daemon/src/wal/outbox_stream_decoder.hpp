@@ -66,7 +66,8 @@ public:
     // With a tag, every pg_once message must end with its tag (wal/message_tag.hpp) computed
     // for its origin: the stream's cluster and database, given here, and the xid of the
     // transaction's Begin. One that does not is reported as malformed and unauthentic, never
-    // decoded.
+    // decoded; so is one longer than once.send writes (kWalMessageMaxContentBytes), from its
+    // declared length, before its tag is computed.
     OutboxStreamDecoder(std::optional<WalMessageTag> tag, uint64_t system_identifier, uint32_t database_oid)
         : tag_(std::move(tag)), system_identifier_(system_identifier), database_oid_(database_oid) {}
 

@@ -73,6 +73,13 @@ inline constexpr size_t kWalMessageOriginSize = 16;
 // database oid, xid.
 std::string wal_message_origin_bytes(const WalMessageOrigin& origin);
 
+// The largest content (tag included) once.send emits: a longer one is refused by once.send
+// (ON202) and skipped by the relay from its declared length, before it is copied or its tag
+// computed. Topic and key are at most 255 bytes each, so this bounds the payload and headers'
+// JSON text, which once.max_payload_bytes bounds only in jsonb bytes (the text of a string of
+// control characters is up to six times longer).
+inline constexpr size_t kWalMessageMaxContentBytes = 32u * 1024 * 1024;
+
 struct WalMessage {
     Uuid id{};
     int64_t created_at_us = 0;           // microseconds since 1970-01-01 UTC

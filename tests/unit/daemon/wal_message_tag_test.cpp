@@ -184,3 +184,26 @@ TEST(WalMessageTag, TheDecoderReportsAReplayInAnotherTransactionUnauthentic) {
     }
 }
 
+// Content longer than once.send writes is skipped by its length: reported unauthentic whatever
+// it holds, even a valid tag (its tag is not computed).
+TEST(WalMessageTag, TheDecoderSkipsContentLongerThanOnceSendWritesByItsLength) {
+    OutboxStreamDecoder d{WalMessageTag(kKey), kSystem, kDatabase};
+    once::WalMessage m;
+    m.id.fill(9);
+    m.topic = "t";
+    m.payload = "\"" + std::string(once::kWalMessageMaxContentBytes, 'x') + "\"";
+    const std::string too_long = WalMessageTag(kKey).sign(kOrigin, once::encode_wal_message(m));
+    m.payload = "\"" + std::string(once::kWalMessageMaxContentBytes - 100, 'x') + "\"";
+    const std::string longest = WalMessageTag(kKey).sign(kOrigin, once::encode_wal_message(m));
+    ASSERT_LE(longest.size(), once::kWalMessageMaxContentBytes);
+    std::vector<WalEvent> events;
+    d.feed(wal_test::begin(0x500, 10, kXid), events);
+    d.feed(wal_test::message(true, 0x410, "pg_once", too_long), events);
+    d.feed(wal_test::message(true, 0x420, "pg_once", longest), events);
+    d.feed(wal_test::commit(0x500, 0x528, 10), events);
+    ASSERT_EQ(events.size(), 3u);
+    const auto& skipped = std::get<MalformedMessageEvent>(events[0]);
+    EXPECT_TRUE(skipped.unauthentic);
+    EXPECT_NE(skipped.error.find("longer than once.send writes"), std::string::npos) << skipped.error;
+    EXPECT_EQ(std::get<OutboxMessageEvent>(events[1]).message.payload.size(), once::kWalMessageMaxContentBytes - 98);
+}
