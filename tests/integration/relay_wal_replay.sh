@@ -4,7 +4,10 @@
 # then emits those bytes again with pg_logical_emit_message, three times. The tag binds the
 # message to the system identifier, the database and the emitting transaction's xid
 # (core/wal_message.hpp), so the relay publishes the original once and the replays never: they
-# are counted as unauthentic (once_wal_unauthentic_total) and logged.
+# are counted as unauthentic (once_wal_unauthentic_total) and logged. Then the optional
+# hardening of docs/security.md: EXECUTE on pg_logical_emit_message revoked from PUBLIC, the
+# role without grants can no longer emit, and a producer's once.send (which does not call the
+# function) is still published.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 
@@ -14,6 +17,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d postgres >/dev/null <<'SQL'
 ALTER DATABASE src SET once.transport = 'wal';
 CREATE ROLE cdc LOGIN REPLICATION;     -- a CDC tool's account: no pg_once grant
 CREATE ROLE mallory LOGIN;             -- no grant at all
+CREATE ROLE producer LOGIN IN ROLE once_producer;
 SQL
 as_role() { local r=$1; shift; psql -X -q -v ON_ERROR_STOP=1 -At -U "$r" -d src "$@"; }
 as_role cdc -c "SELECT pg_create_logical_replication_slot('cdc', 'pgoutput') IS NOT NULL" >/dev/null
@@ -31,7 +35,19 @@ captured=$(as_role cdc -c "SELECT encode(substring(data FROM 23), 'hex')
 for i in 1 2 3; do
     as_role mallory -c "SELECT pg_logical_emit_message(true, 'pg_once', '\\x$captured'::bytea) IS NOT NULL" >/dev/null
 done
-after=$(psql_src -c "SELECT once.send('t.after', '{\"n\": 2}')")
+psql_src >/dev/null <<'SQL'
+DO $$DECLARE f regprocedure;
+BEGIN
+  FOR f IN SELECT oid::regprocedure FROM pg_proc WHERE proname = 'pg_logical_emit_message' LOOP
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+  END LOOP;
+END$$;
+SQL
+err=$(as_role mallory -c "SELECT pg_logical_emit_message(true, 'pg_once', '\\x$captured'::bytea)" 2>&1) &&
+    fail "mallory emitted after the REVOKE"
+grep -q "permission denied for function pg_logical_emit_message" <<<"$err" || fail "after the REVOKE: $err"
+after=$(as_role producer -c "SELECT once.send('t.after', '{\"n\": 2}')")
+[ "$(psql_src -c "SELECT count(*) FROM once.outbox WHERE id = '$after'")" = 0 ] || fail "t.after went to the table, not the WAL"
 
 mport=$(free_port)
 start_relay w --db "$SRC_DB" --sink stdout: --transport wal --poll-interval 100ms --metrics "127.0.0.1:$mport"

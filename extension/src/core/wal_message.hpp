@@ -108,8 +108,9 @@ public:
 };
 
 // Content of a format version this code does not read: a newer extension's. Every version ends
-// with the tag over the bytes before it, as versions 1 and 2 do, so a reader can tell a newer
-// extension's message (its tag verifies) from one that anybody emitted (it does not).
+// with the tag over its origin and the bytes before it, as versions 1 and 2 do, so a reader can
+// tell a newer extension's message (its tag verifies) from one that anybody emitted (it does
+// not).
 class WalMessageVersionError : public WalMessageFormatError {
 public:
     WalMessageVersionError(const std::string& what, uint8_t version) : WalMessageFormatError(what), version_(version) {}
