@@ -95,7 +95,7 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
     counter("once_relay_batches_total", "Non-empty claims.", batches.load());
     counter("once_relay_reconnects_total", "Database reconnections.", reconnects.load());
     counter("once_wal_written_back_total", "WAL transport: messages the sink refused or could not take, written back to the outbox table.", wal_written_back.load());
-    counter("once_wal_unauthentic_total", "WAL transport: pg_once messages whose tag did not verify (not emitted by once.send), skipped.", wal_unauthentic.load());
+    counter("once_wal_unauthentic_total", "WAL transport: pg_once messages whose tag did not verify (not emitted by once.send in their transaction) or longer than once.send writes, skipped.", wal_unauthentic.load());
     counter("once_wal_malformed_total", "WAL transport: pg_once messages that do not decode, skipped.", wal_malformed.load());
     counter("once_wal_stream_restarts_total", "WAL transport: replication connections re-opened after a failure.", wal_stream_restarts.load());
     if (int64_t active = wal_stream_active.load(); active >= 0) {

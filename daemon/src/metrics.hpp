@@ -49,7 +49,7 @@ struct Metrics {
     std::atomic<uint64_t> reconnects{0};  // database connections re-established
     // The WAL transport (claim/wal_stream.hpp).
     std::atomic<uint64_t> wal_written_back{0};   // refused by the sink, written back to the outbox table
-    std::atomic<uint64_t> wal_unauthentic{0};    // pg_once messages whose tag did not verify: skipped
+    std::atomic<uint64_t> wal_unauthentic{0};    // pg_once messages whose tag did not verify, or too long: skipped
     std::atomic<uint64_t> wal_malformed{0};      // pg_once messages that do not decode: skipped
     std::atomic<uint64_t> wal_stream_restarts{0};   // replication connections re-opened
     std::atomic<uint64_t> wal_passed_over{0};       // messages of topics this relay does not serve (--topics)

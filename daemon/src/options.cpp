@@ -98,7 +98,10 @@ po::options_description option_table() {
         ("cloudevents", po::value<std::string>(), "on|off: http(s) and nats sinks send CloudEvents 1.0 in binary "
                                                   "content mode (ce-* headers) (default off)")
         ("cloudevents-source", po::value<std::string>(), "the events' ce-source URI-reference "
-                                                         "(default /pg_once/<database>/<relay name>)");
+                                                         "(default /pg_once/<database>/<relay name>)")
+        ("http-body", po::value<std::string>(), "payload|envelope: http(s) sinks post the payload (default), or "
+                                                "{\"type\",\"timestamp\",\"id\",\"key\",\"headers\",\"data\"} so that "
+                                                "a webhook signature covers the topic, key and headers");
     return desc;
 }
 
@@ -155,6 +158,11 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     str("nats-token-file", o.nats_token_file);
     if (vm.count("cloudevents")) o.cloudevents = parse_on_off("cloudevents", vm["cloudevents"].as<std::string>());
     str("cloudevents-source", o.cloudevents_source);
+    if (vm.count("http-body")) {
+        const std::string body = vm["http-body"].as<std::string>();
+        if (body != "payload" && body != "envelope") throw std::runtime_error("--http-body: \"" + body + "\" (use payload or envelope)");
+        o.http_body_envelope = body == "envelope";
+    }
     if (vm.count("maintenance")) o.maintenance = parse_on_off("maintenance", vm["maintenance"].as<std::string>());
     o.lease = duration_option(vm, "lease", o.lease);
     o.poll_interval = duration_option(vm, "poll-interval", o.poll_interval);
@@ -252,6 +260,7 @@ void for_each_restart_only(Visit&& visit) {
     visit("nats-token-file", &Options::nats_token_file);
     visit("cloudevents", &Options::cloudevents);
     visit("cloudevents-source", &Options::cloudevents_source);
+    visit("http-body", &Options::http_body_envelope);
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ struct Options {
     std::vector<std::string> webhook_secret_files;   // http(s): Standard Webhooks signing secrets
     std::string nats_token_file;       // nats: the token, when the URL carries none
     bool cloudevents = false;          // http(s), nats: CloudEvents 1.0 binary content mode
+    bool http_body_envelope = false;   // http(s): the body is sinks/webhook_envelope.hpp's, not the payload
     std::string cloudevents_source;    // ce-source; empty = /pg_once/<database>/<name>
     bool db_from_command_line = false;     // --db was given as an argument (visible in ps)
     bool sink_from_command_line = false;   // --sink likewise

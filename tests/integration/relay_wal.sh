@@ -113,7 +113,7 @@ diff -q <(tail -n "$dups" "$T/run1.txt") <(head -n "$dups" "$T/run2.txt") >/dev/
 say "kill -9 after $run1 of $BACKLOG: $dups duplicate(s), all of them run 1's unconfirmed tail"
 
 say "tagged messages (the key of once.wal_secret())"
-key=$(psql_src -c "SELECT encode(once.wal_secret(), 'hex')")
+psql_src >/dev/null -f "$(dirname "$0")/lib/wal_message_tag.sql"
 psql_src >/dev/null <<SQL
 CREATE FUNCTION public.wal_body(n int) RETURNS bytea LANGUAGE sql AS \$\$
   SELECT '\\x01'::bytea || uuid_send(('00000000-0000-0000-0000-' || lpad(n::text, 12, '0'))::uuid)
@@ -121,14 +121,12 @@ CREATE FUNCTION public.wal_body(n int) RETURNS bytea LANGUAGE sql AS \$\$
       || '\\xffffffff'::bytea || int4send(octet_length('{"n": ' || n || '}'))
       || convert_to('{"n": ' || n || '}', 'UTF8') \$\$;
 SQL
-tag_of() {   # the first 16 bytes of HMAC-SHA256(key, body), hex
-    printf '%b' "$(psql_src -c "SELECT encode(public.wal_body($1), 'hex')" | tr -d '\n' | sed 's/../\\x&/g')" |
-        openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key" -r | cut -c1-32
-}
-psql_src -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(1) || '\\x$(tag_of 1)'::bytea)" \
+# 1 and 5 tagged in their own transaction; 2 untagged; 3 with 4's tag.
+tag_of() { echo "substring(public.pg_once_test_tagged(public.wal_body($1)) FROM octet_length(public.wal_body($1)) + 1)"; }
+psql_src -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(1) || $(tag_of 1))" \
     -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(2))" \
-    -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(3) || '\\x$(tag_of 4)'::bytea)" \
-    -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(5) || '\\x$(tag_of 5)'::bytea)" >/dev/null
+    -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(3) || $(tag_of 4))" \
+    -c "SELECT pg_logical_emit_message(true, 'pg_once', public.wal_body(5) || $(tag_of 5))" >/dev/null
 mport=$(free_port)
 start_relay w4 --db "$SRC_DB" --sink stdout: --transport wal --poll-interval 100ms --metrics "127.0.0.1:$mport"
 tagged_done() { [ -f "$T/relay-w4.out" ] && grep -q 00000000-0000-0000-0000-000000000005 "$T/relay-w4.out"; }

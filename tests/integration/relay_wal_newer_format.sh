@@ -12,20 +12,18 @@ start_postgres fsync=off wal_level=logical
 "${RELAY_AS[@]}" "$RELAY_BIN" --db "$SRC_DB" --create-wal-slot >/dev/null || fail "--create-wal-slot"
 psql -X -q -d postgres -c "ALTER DATABASE src SET once.transport = 'wal'"
 
-# A format-3 message: version byte 3, then anything; tagged (the first 16 bytes of
-# HMAC-SHA256(once.wal_secret, the bytes before the tag)) or not.
-secret=$(psql_src -c "SELECT encode(secret, 'hex') FROM once.wal_secret")
+# A format-3 message: version byte 3, then anything; tagged for the emitting transaction
+# (lib/wal_message_tag.sql) or not.
+psql_src >/dev/null -f "$(dirname "$0")/lib/wal_message_tag.sql"
 v3_body=03000102030405060708090a0b0c0d0e0f
-v3_tagged=$(python3 -c 'import hmac, hashlib, sys
-k, b = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2])
-print(sys.argv[2] + hmac.new(k, b, hashlib.sha256).hexdigest()[:32])' "$secret" "$v3_body")
 emit() { echo "SELECT pg_logical_emit_message(true, 'pg_once', '\\x$1'::bytea) IS NOT NULL;"; }
+emit_tagged() { echo "SELECT pg_logical_emit_message(true, 'pg_once', public.pg_once_test_tagged('\\x$1'::bytea)) IS NOT NULL;"; }
 
 psql_src -c "SELECT once.send('t.before', '{}')" >/dev/null
 psql_src -c "$(emit "${v3_body}00000000000000000000000000000000")" >/dev/null   # a forged tag
 psql_src -c "SELECT once.send('t.middle', '{}')" >/dev/null
 before_newer=$(psql_src -c "SELECT pg_current_wal_lsn()")
-psql_src -c "BEGIN" -c "SELECT once.send('t.same', '{}')" -c "$(emit "$v3_tagged")" -c "COMMIT" >/dev/null
+psql_src -c "BEGIN" -c "SELECT once.send('t.same', '{}')" -c "$(emit_tagged "$v3_body")" -c "COMMIT" >/dev/null
 psql_src -c "SELECT once.send('t.after', '{}')" >/dev/null
 
 mport=$(free_port)

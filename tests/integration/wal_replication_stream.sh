@@ -32,23 +32,16 @@ once_cluster_start fsync=off wal_level=logical
 conninfo="host=$PGHOST port=$PGPORT user=$PGUSER dbname=postgres"
 
 sql >/dev/null 2>&1 -c "CREATE EXTENSION pg_once"  # (its key tags the messages built below)
+sql >/dev/null -f "$(dirname "$0")/lib/wal_message_tag.sql"
 sql >/dev/null <<'SQL'
 CREATE PUBLICATION once_wal_test;  -- no tables: the stream carries only logical messages
 SELECT pg_create_logical_replication_slot('once_wal_test', 'pgoutput');
--- HMAC-SHA256 (RFC 2104) from sha256(), for keys up to 64 bytes.
-CREATE FUNCTION hmac_sha256(key bytea, msg bytea) RETURNS bytea LANGUAGE sql AS $$
-  WITH k AS (SELECT key || decode(repeat('00', 64 - octet_length(key)), 'hex') AS k),
-       pads AS (SELECT decode(string_agg(lpad(to_hex(get_byte(k, i) # 54), 2, '0'), '' ORDER BY i), 'hex') AS ipad,
-                       decode(string_agg(lpad(to_hex(get_byte(k, i) # 92), 2, '0'), '' ORDER BY i), 'hex') AS opad
-                  FROM k, generate_series(0, 63) i)
-  SELECT sha256(opad || sha256(ipad || msg)) FROM pads
-$$;
 -- The content of a pg_once WAL message (extension/src/core/wal_message.hpp), built here in
 -- SQL from the documented layout, independently of the C++ encoder, and tagged with the
--- database's key. Message n has the id 00000000-0000-0000-0000-<n> and created_at
--- 1764150000000000 + n.
+-- database's key for the emitting transaction (lib/wal_message_tag.sql). Message n has the id
+-- 00000000-0000-0000-0000-<n> and created_at 1764150000000000 + n.
 CREATE FUNCTION tagged(body bytea) RETURNS bytea
-LANGUAGE sql AS $$ SELECT body || substring(hmac_sha256(once.wal_secret(), body) FOR 16) $$;
+LANGUAGE sql AS $$ SELECT public.pg_once_test_tagged(body) $$;
 CREATE FUNCTION wal_msg(n int, topic text, key text, headers text, payload text) RETURNS bytea
 LANGUAGE sql AS $$
   SELECT tagged('\x01'::bytea

@@ -34,11 +34,11 @@ RESET once.transport;
 SELECT once.send('table.after_reset', '{"n": 6}') AS table_id \gset
 
 BEGIN;
-SELECT plan(29);
+SELECT plan(31);
 
 -- pgoutput's Message: 'M', flags, LSN (8 bytes), prefix and NUL, content length (4), content.
 CREATE TEMP TABLE wal_all AS
-SELECT get_byte(data, 1) AS flags, substring(data FROM 23) AS content
+SELECT xid, get_byte(data, 1) AS flags, substring(data FROM 23) AS content
   FROM pg_logical_slot_peek_binary_changes('once_wal_transport', NULL, NULL, 'proto_version', '1',
                                            'publication_names', 'once_wal_pgtap', 'messages', 'true')
  WHERE get_byte(data, 0) = ascii('M') AND substring(data FROM 11 FOR 8) = '\x70675f6f6e636500'::bytea;
@@ -85,18 +85,27 @@ CREATE FUNCTION pg_temp.hmac_sha256(key bytea, msg bytea) RETURNS bytea LANGUAGE
                   FROM k, generate_series(0, 63) i)
   SELECT sha256(opad || sha256(ipad || msg)) FROM pads
 $$;
+-- The origin a tag binds its message to: the system identifier, the database's oid and the
+-- emitting transaction's 32-bit xid (what pgoutput's Begin carries), big-endian.
+CREATE FUNCTION pg_temp.origin(xid xid) RETURNS bytea LANGUAGE sql AS $$
+  SELECT int8send((SELECT system_identifier FROM pg_control_system()))
+      || substring(int8send((SELECT oid FROM pg_database WHERE datname = current_database())::bigint) FROM 5)
+      || substring(int8send(xid::text::bigint) FROM 5)
+$$;
 SELECT is(substring(pg_temp.hmac_sha256('\x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f',
-                                        '\x011111111111111111111111111111111101020304050607080001'
+                                        '\x112233445566778800004000000004d2'
+                                        '011111111111111111111111111111111101020304050607080001'
                                         '74ffffffffffff000000027b7d') FOR 16),
-          '\xa50a63c362dbd7e5d855d013b8a00234'::bytea,
+          '\xdab07439b1b0f663b6c42b109bcf4731'::bytea,
           'the SQL HMAC gives the pinned tag of tests/unit/core/wal_message_test.cpp (PinnedTagVector)');
 SELECT is((SELECT substring(content FROM octet_length(content) - 15) FROM wal_messages),
-          (SELECT substring(pg_temp.hmac_sha256(once.wal_secret(), substring(content FOR octet_length(content) - 16))
+          (SELECT substring(pg_temp.hmac_sha256(once.wal_secret(),
+                                                pg_temp.origin(xid) || substring(content FOR octet_length(content) - 16))
                             FOR 16) FROM wal_messages),
-          'the tag is the first 16 bytes of HMAC-SHA256(once.wal_secret(), every byte before it)');
+          'the tag is the first 16 bytes of HMAC-SHA256(once.wal_secret(), origin || every byte before it)');
 SELECT ok((SELECT bool_and(substring(content FROM octet_length(content) - 15)
                            = substring(pg_temp.hmac_sha256(once.wal_secret(),
-                                                           substring(content FOR octet_length(content) - 16)) FOR 16))
+                                                           pg_temp.origin(xid) || substring(content FOR octet_length(content) - 16)) FOR 16))
              FROM wal_all), '... also for the session''s second message (the re-used HMAC context)');
 SELECT is(octet_length(once.wal_secret()), 32, 'the key is 32 bytes');
 SELECT is((SELECT count(*) FROM once.wal_secret), 1::bigint, 'once.wal_secret holds one key');
@@ -113,6 +122,19 @@ SELECT throws_ok($q$DO $d$BEGIN
                      PERFORM once.send('wal.read_only', '{}');
                    END$d$$q$, '25006', NULL,
                  'in a read-only transaction a wal send fails as the table''s insert does');
+-- A message longer than the WAL transport carries (32 MiB encoded: the relay skips anything
+-- longer unread) is refused, even under a once.max_payload_bytes that admits it; the same
+-- message goes to the table under the table transport.
+SELECT throws_ok($q$DO $d$BEGIN
+                     SET LOCAL once.transport = 'wal';
+                     SET LOCAL once.max_payload_bytes = '64MB';
+                     PERFORM once.send('wal.huge', jsonb_build_object('s', repeat('x', 33 * 1024 * 1024)));
+                   END$d$$q$, 'ON202', 'message too large for the WAL transport',
+                 'a wal send longer than 32 MiB encoded is refused with ON202');
+SELECT lives_ok($q$DO $d$BEGIN
+                     SET LOCAL once.max_payload_bytes = '64MB';
+                     PERFORM once.send('table.huge', jsonb_build_object('s', repeat('x', 33 * 1024 * 1024)));
+                   END$d$$q$, '... and accepted by the table transport');
 SELECT is(current_setting('once.transport'), 'table', 'the default transport is the table');
 SELECT throws_ok($$SET once.transport = 'kafka'$$, '22023', NULL, 'an unknown transport is refused');
 CREATE ROLE wal_producer LOGIN;

@@ -162,6 +162,7 @@ void WalStream::reset(const std::string& why, Clock::time_point now) {
 }
 
 void WalStream::pump(Clock::time_point now) {
+    if (uint64_t held = skipped_log_.due(now)) log_skipped(held);
     if (stopped_) {
         if (reader_->is_open() && open_count() == 0) close();
         if (!reader_->is_open()) return;
@@ -216,7 +217,7 @@ void WalStream::pump(Clock::time_point now) {
             return;
         }
         bool open = reader_->read_available(events);
-        handle(events);
+        handle(events, now);
         if (!open) {
             reset("the server ended the stream", now);
             return;
@@ -228,7 +229,12 @@ void WalStream::pump(Clock::time_point now) {
     }
 }
 
-void WalStream::handle(std::vector<wal::WalEvent>& events) {
+void WalStream::log_skipped(uint64_t count) {
+    if (count == 1) spdlog::warn("WAL stream: skipped a pg_once message {}", last_skipped_);
+    else spdlog::warn("WAL stream: skipped {} pg_once messages since the last such line; the latest {}", count, last_skipped_);
+}
+
+void WalStream::handle(std::vector<wal::WalEvent>& events, Clock::time_point now) {
     for (auto& ev : events) {
         if (auto* m = std::get_if<wal::OutboxMessageEvent>(&ev)) {
             if (!serves(m->message.topic)) {   // another relay group's: it has its own slot
@@ -246,8 +252,9 @@ void WalStream::handle(std::vector<wal::WalEvent>& events) {
             const auto& bad = std::get<wal::MalformedMessageEvent>(ev);
             // Never its content: it is not ours, and may be anything.
             (bad.unauthentic ? metrics_.wal_unauthentic : metrics_.wal_malformed)++;
-            spdlog::warn("WAL stream: skipped a pg_once message at {} (transaction committed at {}): {}",
-                         wal::format_lsn(bad.message_lsn), wal::format_lsn(bad.commit_lsn), bad.error);
+            last_skipped_ = "at " + wal::format_lsn(bad.message_lsn) + " (transaction committed at " +
+                            wal::format_lsn(bad.commit_lsn) + "): " + bad.error;
+            if (uint64_t count = skipped_log_.record(now)) log_skipped(count);
         }
     }
 }
@@ -301,6 +308,7 @@ void WalStream::release_fences(Clock::time_point) {
 }
 
 void WalStream::close() {
+    if (uint64_t held = skipped_log_.take()) log_skipped(held);   // (they are counted: say so before going)
     if (!reader_->is_open()) return;
     try {
         reader_->confirm(confirmed_);

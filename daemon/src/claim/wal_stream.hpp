@@ -21,6 +21,7 @@
 #include "duration.hpp"
 #include "message.hpp"
 #include "metrics.hpp"
+#include "rate_limited_log.hpp"
 #include "wal/commit_visibility.hpp"
 #include "wal/flush_tracker.hpp"
 #include "wal/slot_health.hpp"
@@ -175,7 +176,8 @@ private:
     // false: the database could not be asked.
     bool visible_prefix(size_t limit, size_t& visible);
     void stop_before_newer_format(const wal::NewerFormatEvent& e);
-    void handle(std::vector<wal::WalEvent>& events);
+    void handle(std::vector<wal::WalEvent>& events, Clock::time_point now);
+    void log_skipped(uint64_t count);
     void confirm(Clock::time_point now);
     void reset(const std::string& why, Clock::time_point now);
     void stand_by(const std::string& why, Clock::time_point now);
@@ -229,6 +231,10 @@ private:
     Clock::time_point waiting_retry_at_{};
     bool waiting_logged_ = false;                // said once per episode
     wal::Lsn fences_released_to_ = 0;
+    // pg_once messages skipped as unauthentic or malformed: anyone may emit them, as many as
+    // they like, so they are logged at most once per interval, with their count.
+    RateLimitedLog skipped_log_{std::chrono::seconds(10)};
+    std::string last_skipped_;                   // the latest one's position and reason
 };
 
 }  // namespace once::relay

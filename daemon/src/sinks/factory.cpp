@@ -80,6 +80,7 @@ std::unique_ptr<Sink> make_sink(const Options& o) {
     if (!o.webhook_secret_files.empty() && !http)
         throw SinkError("--webhook-secret-file: only http(s) sinks sign their requests");
     if (!o.nats_token_file.empty() && uri.scheme != "nats") throw SinkError("--nats-token-file: the sink is not nats://");
+    if (o.http_body_envelope && !http) throw SinkError("--http-body: the sink is not http(s)");
     if (o.cloudevents && !http && uri.scheme != "nats")
         throw SinkError("--cloudevents: only http(s) and nats sinks send CloudEvents");
     if (uri.scheme == "stdout") return std::make_unique<StdoutSink>();
@@ -89,6 +90,7 @@ std::unique_ptr<Sink> make_sink(const Options& o) {
         auto sink = std::make_unique<HttpSink>(o.sink, o.sink_timeout, o.connect_timeout, connections);
         sink->set_webhook_keys(webhook_keys(o));
         if (o.cloudevents) sink->set_cloudevents_source(cloudevents_source(o));
+        if (o.http_body_envelope) sink->set_body(HttpBody::envelope);
         return sink;
     }
     if (uri.scheme == "nats") {

@@ -125,7 +125,7 @@ void HttpSink::submit(uint64_t token, const Message& m) {
     auto* req = new Request;
     req->token = token;
     req->id = m.id;
-    req->body = m.payload;
+    req->body = body_ == HttpBody::envelope ? webhook_envelope(m) : m.payload;
     req->started = Clock::now();
     // Only headers the shared rule allows: a producer must not set Host, Content-Length,
     // Idempotency-Key, X-Once-* or any other transport or relay header.

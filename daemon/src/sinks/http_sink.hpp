@@ -4,12 +4,15 @@
 // X-Once-Key (when the message has a key), X-Once-Attempt, and the message's own headers.
 // With signing keys: webhook-id (the message id), webhook-timestamp (unix seconds at this
 // attempt) and webhook-signature (Standard Webhooks, sinks/webhook_signature.hpp). With a
-// CloudEvents source: the ce-* attributes (binary content mode, sinks/cloudevents.hpp).
+// CloudEvents source: the ce-* attributes (binary content mode, sinks/cloudevents.hpp). With
+// the envelope body, the body holds the topic, key and headers beside the payload
+// (sinks/webhook_envelope.hpp), so that the signature covers them.
 // 2xx delivered; 408/425/429/5xx and network errors retry (honouring Retry-After); other
 // statuses are dead with the status and a body excerpt as the error.
 #pragma once
 
 #include "sinks/sink.hpp"
+#include "sinks/webhook_envelope.hpp"
 #include "sinks/webhook_signature.hpp"
 
 #include <chrono>
@@ -43,6 +46,8 @@ public:
     void set_webhook_keys(std::vector<WebhookKey> keys) { webhook_keys_ = std::move(keys); }
     // Send CloudEvents binary-mode headers with this ce-source.
     void set_cloudevents_source(std::string source) { ce_source_ = std::move(source); }
+    // What the request body is: the payload, or the envelope.
+    void set_body(HttpBody body) { body_ = body; }
 
     // libcurl callbacks (public so the C trampolines can reach them).
     void on_socket(int fd, int what);
@@ -67,6 +72,7 @@ private:
     int consecutive_network_errors_ = 0;
     std::vector<WebhookKey> webhook_keys_;
     std::string ce_source_;   // empty: no CloudEvents headers
+    HttpBody body_ = HttpBody::payload;
 };
 
 }  // namespace once::relay

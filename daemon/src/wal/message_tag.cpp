@@ -36,27 +36,29 @@ WalMessageTag& WalMessageTag::operator=(const WalMessageTag& other) {
 
 WalMessageTag::~WalMessageTag() = default;
 
-std::string WalMessageTag::tag(std::string_view body) const {
+std::string WalMessageTag::tag(const once::WalMessageOrigin& origin, std::string_view body) const {
     unsigned char mac[EVP_MAX_MD_SIZE];
     size_t len = 0;
+    const std::string origin_bytes = once::wal_message_origin_bytes(origin);
     // A null key: the same key again (the context keeps it), without looking the digest up.
     if (!EVP_MAC_init(keyed_.get(), nullptr, 0, nullptr) ||
+        !EVP_MAC_update(keyed_.get(), reinterpret_cast<const unsigned char*>(origin_bytes.data()), origin_bytes.size()) ||
         !EVP_MAC_update(keyed_.get(), reinterpret_cast<const unsigned char*>(body.data()), body.size()) ||
         !EVP_MAC_final(keyed_.get(), mac, &len, sizeof mac) || len < kWalTagSize)
         throw std::runtime_error("HMAC-SHA256 failed");
     return std::string(reinterpret_cast<const char*>(mac), kWalTagSize);
 }
 
-std::string WalMessageTag::sign(std::string_view body) const {
+std::string WalMessageTag::sign(const once::WalMessageOrigin& origin, std::string_view body) const {
     std::string out(body);
-    out += tag(body);
+    out += tag(origin, body);
     return out;
 }
 
-std::optional<std::string_view> WalMessageTag::verify(std::string_view content) const {
+std::optional<std::string_view> WalMessageTag::verify(const once::WalMessageOrigin& origin, std::string_view content) const {
     if (content.size() < kWalTagSize) return std::nullopt;
     std::string_view body = content.substr(0, content.size() - kWalTagSize);
-    std::string expected = tag(body);
+    std::string expected = tag(origin, body);
     if (CRYPTO_memcmp(expected.data(), content.data() + body.size(), kWalTagSize) != 0) return std::nullopt;
     return body;
 }

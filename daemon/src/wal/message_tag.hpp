@@ -4,9 +4,15 @@
 //
 // Contract with the extension: the content of a "pg_once" logical message is the encoded
 // message (core/wal_message.hpp) followed by kWalTagSize bytes = the first kWalTagSize bytes of
-// HMAC-SHA256(key, every byte before the tag). The 32-byte key is read by the relay at connect
+// HMAC-SHA256(key, origin || every byte before the tag), where the origin is the cluster's
+// system identifier, the database's oid and the emitting transaction's xid
+// (once::wal_message_origin_bytes): the relay takes them from the stream (IDENTIFY_SYSTEM, the
+// replication connection's database, the transaction's Begin), so a message's bytes emitted
+// again by another transaction do not verify. The 32-byte key is read by the relay at connect
 // with SELECT once.wal_secret() (readable by once_relay only).
 #pragma once
+
+#include "core/wal_message.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -31,15 +37,15 @@ public:
     WalMessageTag& operator=(WalMessageTag&&) noexcept = default;
     ~WalMessageTag();
 
-    // The tag of `body` (kWalTagSize bytes).
-    std::string tag(std::string_view body) const;
+    // The tag of `body` emitted at `origin` (kWalTagSize bytes).
+    std::string tag(const once::WalMessageOrigin& origin, std::string_view body) const;
 
-    // `body` followed by its tag: what the extension emits (and the tests produce).
-    std::string sign(std::string_view body) const;
+    // `body` followed by its tag: what the extension emits at `origin` (and the tests produce).
+    std::string sign(const once::WalMessageOrigin& origin, std::string_view body) const;
 
-    // The body of `content` when its last kWalTagSize bytes are the body's tag (compared in
-    // constant time); nullopt when too short or the tag does not match.
-    std::optional<std::string_view> verify(std::string_view content) const;
+    // The body of `content` when its last kWalTagSize bytes are the body's tag at `origin`
+    // (compared in constant time); nullopt when too short or the tag does not match.
+    std::optional<std::string_view> verify(const once::WalMessageOrigin& origin, std::string_view content) const;
 
 private:
     struct FreeMac {

@@ -14,6 +14,8 @@ struct Visitor {
     uint32_t& xid;
     size_t& messages;
     const std::optional<WalMessageTag>& tag;
+    uint64_t system_identifier;
+    uint32_t database_oid;
     std::vector<WalEvent>& events;
 
     void operator()(const PgoutputBegin& b) {
@@ -43,10 +45,22 @@ struct Visitor {
             return;
         }
         if (!in_transaction) throw ProtocolError("pgoutput transactional Message at " + format_lsn(m.lsn) + " outside a transaction");
-        // The content ends with its tag (core/wal_message.hpp): verified here when the decoder
-        // has the key, split off by decode_wal_message either way.
-        if (tag && !tag->verify(m.content)) {
-            events.push_back(MalformedMessageEvent{final_lsn, m.lsn, "its tag does not verify (not emitted by once.send)", true});
+        // Longer than once.send writes: anyone's (pg_logical_emit_message), skipped by its
+        // length alone, not hashed nor copied.
+        if (m.content.size() > once::kWalMessageMaxContentBytes) {
+            events.push_back(MalformedMessageEvent{final_lsn, m.lsn, std::to_string(m.content.size()) +
+                                                                         " bytes, longer than once.send writes (not emitted by it)",
+                                                   true});
+            return;
+        }
+        // The content ends with its tag (core/wal_message.hpp): verified here, for this
+        // transaction's origin, when the decoder has the key; split off by decode_wal_message
+        // either way. Another transaction's message emitted again here does not verify.
+        if (tag && !tag->verify(once::WalMessageOrigin{system_identifier, database_oid, xid}, m.content)) {
+            events.push_back(MalformedMessageEvent{final_lsn, m.lsn,
+                                                   "its tag does not verify for this transaction (not emitted by "
+                                                   "once.send in it)",
+                                                   true});
             return;
         }
         try {
@@ -65,7 +79,9 @@ struct Visitor {
 }  // namespace
 
 void OutboxStreamDecoder::feed(std::string_view pgoutput_message, std::vector<WalEvent>& events) {
-    std::visit(Visitor{in_transaction_, final_lsn_, commit_time_, xid_, messages_in_transaction_, tag_, events}, parse_pgoutput(pgoutput_message));
+    std::visit(Visitor{in_transaction_, final_lsn_, commit_time_, xid_, messages_in_transaction_, tag_, system_identifier_,
+                       database_oid_, events},
+               parse_pgoutput(pgoutput_message));
 }
 
 }  // namespace once::relay::wal

@@ -63,9 +63,13 @@ using WalEvent = std::variant<OutboxMessageEvent, MalformedMessageEvent, NewerFo
 class OutboxStreamDecoder {
 public:
     OutboxStreamDecoder() = default;
-    // With a tag, every pg_once message must end with its tag (wal/message_tag.hpp); one that
-    // does not is reported as malformed and unauthentic, never decoded.
-    explicit OutboxStreamDecoder(std::optional<WalMessageTag> tag) : tag_(std::move(tag)) {}
+    // With a tag, every pg_once message must end with its tag (wal/message_tag.hpp) computed
+    // for its origin: the stream's cluster and database, given here, and the xid of the
+    // transaction's Begin. One that does not is reported as malformed and unauthentic, never
+    // decoded; so is one longer than once.send writes (kWalMessageMaxContentBytes), from its
+    // declared length, before its tag is computed.
+    OutboxStreamDecoder(std::optional<WalMessageTag> tag, uint64_t system_identifier, uint32_t database_oid)
+        : tag_(std::move(tag)), system_identifier_(system_identifier), database_oid_(database_oid) {}
 
     // Feeds one pgoutput message (an XLogData's data); appends its events. Throws
     // ProtocolError on a malformed pgoutput message or one out of place (a Commit without a
@@ -76,6 +80,8 @@ public:
 
 private:
     std::optional<WalMessageTag> tag_;
+    uint64_t system_identifier_ = 0;
+    uint32_t database_oid_ = 0;
     bool in_transaction_ = false;
     Lsn final_lsn_ = 0;
     int64_t commit_time_ = 0;

@@ -6,6 +6,8 @@
 
 #include <poll.h>
 
+#include <charconv>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -23,6 +25,13 @@ std::string libpq_message(PGconn* conn) {
     std::string m = conn ? PQerrorMessage(conn) : "out of memory";
     while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
     return m;
+}
+
+// A decimal unsigned 64-bit number, the whole of `text`.
+bool parse_unsigned(const char* text, uint64_t& out) {
+    std::string_view t(text);
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+    return ec == std::errc() && end == t.data() + t.size() && !t.empty();
 }
 
 }  // namespace
@@ -48,6 +57,24 @@ void ReplicationStream::open() {
     std::string command = start_replication_command(options_.slot, options_.publication, options_.start);
     conn_ = relay_connect_replication(options_.conninfo, options_.application_name, options_.connect_timeout);
     if (!conn_ || PQstatus(conn_) != CONNECTION_OK) fail("replication connection failed");
+    // The origin the messages' tags are bound to (wal/message_tag.hpp), from the server this
+    // connection streams: its system identifier and the database the slot decodes.
+    uint64_t system_identifier = 0;
+    uint32_t database_oid = 0;
+    {
+        std::unique_ptr<PGresult, decltype(&PQclear)> id(PQexec(conn_, "IDENTIFY_SYSTEM"), PQclear);
+        if (PQresultStatus(id.get()) != PGRES_TUPLES_OK || PQntuples(id.get()) != 1) fail("IDENTIFY_SYSTEM failed");
+        if (!parse_unsigned(PQgetvalue(id.get(), 0, 0), system_identifier)) fail("IDENTIFY_SYSTEM: no system identifier");
+        // (a logical replication connection runs plain SQL too)
+        std::unique_ptr<PGresult, decltype(&PQclear)> db(
+            PQexec(conn_, "SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) "
+                          "pg_catalog.current_database()"),
+            PQclear);
+        if (PQresultStatus(db.get()) != PGRES_TUPLES_OK || PQntuples(db.get()) != 1) fail("reading the database's oid failed");
+        uint64_t oid = 0;
+        if (!parse_unsigned(PQgetvalue(db.get(), 0, 0), oid) || oid > UINT32_MAX) fail("reading the database's oid failed");
+        database_oid = static_cast<uint32_t>(oid);
+    }
     std::unique_ptr<PGresult, decltype(&PQclear)> res(PQexec(conn_, command.c_str()), PQclear);
     if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) {
         const char* state = PQresultErrorField(res.get(), PG_DIAG_SQLSTATE);
@@ -60,7 +87,9 @@ void ReplicationStream::open() {
         fail("START_REPLICATION on slot " + options_.slot + " failed");
     }
     if (PQsetnonblocking(conn_, 1) != 0) fail("cannot make the replication connection non-blocking");
-    decoder_ = options_.message_key ? OutboxStreamDecoder(WalMessageTag(*options_.message_key)) : OutboxStreamDecoder{};
+    decoder_ = OutboxStreamDecoder(options_.message_key ? std::optional<WalMessageTag>(WalMessageTag(*options_.message_key))
+                                                        : std::nullopt,
+                                   system_identifier, database_oid);
     received_ = 0;
     idle_position_ = 0;
     last_status_ = std::chrono::steady_clock::now();

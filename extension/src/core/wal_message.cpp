@@ -99,6 +99,15 @@ std::string encode_wal_message(const WalMessage& m) {
     return out;
 }
 
+std::string wal_message_origin_bytes(const WalMessageOrigin& origin) {
+    std::string out;
+    out.reserve(kWalMessageOriginSize);
+    put_u64(out, origin.system_identifier);
+    put_u32(out, origin.database_oid);
+    put_u32(out, origin.xid);
+    return out;
+}
+
 void append_wal_message_tag(std::string& encoded, const WalMessageTag& tag) {
     encoded.append(reinterpret_cast<const char*>(tag.data()), tag.size());
 }

@@ -13,11 +13,21 @@
 //        stamp, drawn at commit under the key's lock (extension/src/pg/outbox_key_order.hpp)
 //   u32  headers length, then the headers' JSON text; 0xFFFFFFFF = no headers
 //   u32  payload length, then the payload's JSON text
-//   16   tag: the first 16 bytes of HMAC-SHA256(key, every byte before the tag)
-// Nothing follows the tag, in every format version (later ones keep the tag last, so that an
-// older relay can verify what it cannot read). A decoder meets this content in a stream it does
-// not control (any role that may call pg_logical_emit_message can write a "pg_once" message), so decoding
-// checks every length against the bytes present and never reads past them, and a reader
+//   16   tag: the first 16 bytes of HMAC-SHA256(key, origin || every byte before the tag)
+// The origin (wal_message_origin_bytes) is not in the content: it is where the message was
+// emitted, 16 bytes that a reader of the stream knows without trusting the content: the
+// cluster's system identifier (u64), the database's oid (u32) and the 32-bit id of the
+// emitting top-level transaction (u32; pgoutput's Begin carries it). So the bytes of a genuine
+// message, read from a slot, an archive or a backup and emitted again by another transaction
+// (pg_logical_emit_message), do not verify there: a replay is never published. (The xid is
+// the 32 bits the stream carries: the same bytes would verify again only in the transaction
+// that gets the same 32-bit xid, 2^32 transactions later.) The binding came with the format's
+// first release (0.3), so versions 1 and 2 always had it and no relay reads them without it.
+// Nothing follows the tag, in every format version (later ones keep the tag last, over the
+// origin and the bytes before it, so that an older relay can verify what it cannot read). A
+// decoder meets this content in a stream it does not control (any role that may call
+// pg_logical_emit_message can write a "pg_once" message), so decoding checks every length
+// against the bytes present and never reads past them, and a reader
 // publishes a message only when its tag verifies with the database's key (once.wal_secret(),
 // readable by the extension's owner and once_relay): a message that anyone else emitted has
 // no valid tag. This file keeps the format pure: the HMAC itself is computed by the caller
@@ -51,6 +61,25 @@ inline constexpr size_t kWalSecretSize = 32;
 inline constexpr size_t kWalMessageTagSize = 16;
 using WalMessageTag = std::array<uint8_t, kWalMessageTagSize>;
 
+// Where a message was emitted: what its tag binds it to besides its bytes (see the layout).
+struct WalMessageOrigin {
+    uint64_t system_identifier = 0;  // pg_control_system(), IDENTIFY_SYSTEM's systemid
+    uint32_t database_oid = 0;
+    uint32_t xid = 0;                // the emitting top-level transaction's (32-bit) id
+};
+inline constexpr size_t kWalMessageOriginSize = 16;
+
+// The origin as the HMAC reads it ahead of the message: big-endian system identifier,
+// database oid, xid.
+std::string wal_message_origin_bytes(const WalMessageOrigin& origin);
+
+// The largest content (tag included) once.send emits: a longer one is refused by once.send
+// (ON202) and skipped by the relay from its declared length, before it is copied or its tag
+// computed. Topic and key are at most 255 bytes each, so this bounds the payload and headers'
+// JSON text, which once.max_payload_bytes bounds only in jsonb bytes (the text of a string of
+// control characters is up to six times longer).
+inline constexpr size_t kWalMessageMaxContentBytes = 32u * 1024 * 1024;
+
 struct WalMessage {
     Uuid id{};
     int64_t created_at_us = 0;           // microseconds since 1970-01-01 UTC
@@ -79,8 +108,9 @@ public:
 };
 
 // Content of a format version this code does not read: a newer extension's. Every version ends
-// with the tag over the bytes before it, as versions 1 and 2 do, so a reader can tell a newer
-// extension's message (its tag verifies) from one that anybody emitted (it does not).
+// with the tag over its origin and the bytes before it, as versions 1 and 2 do, so a reader can
+// tell a newer extension's message (its tag verifies) from one that anybody emitted (it does
+// not).
 class WalMessageVersionError : public WalMessageFormatError {
 public:
     WalMessageVersionError(const std::string& what, uint8_t version) : WalMessageFormatError(what), version_(version) {}

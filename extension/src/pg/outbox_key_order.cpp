@@ -437,7 +437,7 @@ void outbox_key_order_deferred(WalMessage message) {
     // The tag's key is read with SPI on a backend's first use, which the pre-commit step (no
     // outer snapshot) cannot do: read it now, inside the sending statement (one HMAC of
     // nothing per transaction; the key is read once per backend).
-    if (deferred_in_xact.empty()) (void)wal_message_hmac_tag({});
+    if (deferred_in_xact.empty()) (void)wal_message_hmac_tag({}, {});
     uint32 h = key_hash(*message.key);
     deferred_in_xact.push_back(Deferred{h, std::move(message), GetCurrentTransactionNestLevel()});
 }

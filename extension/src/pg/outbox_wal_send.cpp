@@ -1,5 +1,6 @@
 #include "outbox_wal_send.hpp"
 
+#include "../core/error.hpp"
 #include "../core/outbox_policy.hpp"
 #include "convert.hpp"
 #include "guard.hpp"
@@ -56,7 +57,15 @@ WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* he
 
 void emit_wal_message(const WalMessage& message) {
     std::string content = encode_wal_message(message);
-    append_wal_message_tag(content, wal_message_hmac_tag(content));
+    // The relay skips anything longer unread (core/wal_message.hpp), so a longer message would
+    // be lost: refuse it as once.max_payload_bytes refuses a large payload.
+    if (content.size() + kWalMessageTagSize > kWalMessageMaxContentBytes)
+        throw Error(ErrorCode::payload_too_large, "message too large for the WAL transport",
+                    "Its encoded form (topic, key, headers and payload as JSON text) is " +
+                        std::to_string(content.size() + kWalMessageTagSize) + " bytes; the WAL transport carries at most " +
+                        std::to_string(kWalMessageMaxContentBytes) + ".",
+                    "Store large documents elsewhere and send a reference.");
+    append_wal_message_tag(content, wal_message_hmac_tag(current_wal_message_origin(), content));
     static const std::string prefix(kWalMessagePrefix);
     pg_call([&] { compat::log_logical_message(prefix.c_str(), content.data(), content.size(), true); });
 }

@@ -6,7 +6,10 @@
 #include "spi.hpp"
 
 extern "C" {
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "common/hmac.h"
+#include "miscadmin.h"
 #include "utils/resowner.h"
 }
 
@@ -65,12 +68,13 @@ pg_hmac_ctx* backend_hmac_context() {
 
 namespace {
 
-// HMAC-SHA256 of `bytes` into `mac`; `key` nullptr re-uses the key the context was last
-// initialised with, which only OpenSSL's implementation does (see keyed_context).
-void hmac(pg_hmac_ctx* ctx, const std::array<uint8, kWalSecretSize>* key, std::string_view bytes,
-          std::array<uint8, 32>& mac) {
+// HMAC-SHA256 of `prefix` then `bytes` into `mac`; `key` nullptr re-uses the key the context
+// was last initialised with, which only OpenSSL's implementation does (see keyed_context).
+void hmac(pg_hmac_ctx* ctx, const std::array<uint8, kWalSecretSize>* key, std::string_view prefix,
+          std::string_view bytes, std::array<uint8, 32>& mac) {
     pg_call([&] {
         if (pg_hmac_init(ctx, key ? key->data() : nullptr, key ? key->size() : 0) < 0 ||
+            pg_hmac_update(ctx, reinterpret_cast<const uint8*>(prefix.data()), prefix.size()) < 0 ||
             pg_hmac_update(ctx, reinterpret_cast<const uint8*>(bytes.data()), bytes.size()) < 0 ||
             pg_hmac_final(ctx, mac.data(), mac.size()) < 0)
             elog(ERROR, "could not compute the HMAC of a pg_once WAL message: %s", pg_hmac_error(ctx));
@@ -87,8 +91,8 @@ bool keyless_reinit_ok(pg_hmac_ctx* ctx, const std::array<uint8, kWalSecretSize>
     static int ok = -1;
     if (ok < 0) {
         std::array<uint8, 32> keyed{}, keyless{};
-        hmac(ctx, &key, "pg_once", keyed);
-        hmac(ctx, nullptr, "pg_once", keyless);
+        hmac(ctx, &key, "pg_", "once", keyed);
+        hmac(ctx, nullptr, "pg_", "once", keyless);
         ok = keyed == keyless;
     }
     return ok == 1;
@@ -96,11 +100,20 @@ bool keyless_reinit_ok(pg_hmac_ctx* ctx, const std::array<uint8, kWalSecretSize>
 
 }  // namespace
 
-WalMessageTag wal_message_hmac_tag(std::string_view tagged_bytes) {
+WalMessageOrigin current_wal_message_origin() {
+    WalMessageOrigin origin;
+    origin.system_identifier = GetSystemIdentifier();
+    origin.database_oid = MyDatabaseId;
+    origin.xid = pg_call([] { return GetTopTransactionId(); });
+    return origin;
+}
+
+WalMessageTag wal_message_hmac_tag(const WalMessageOrigin& origin, std::string_view tagged_bytes) {
     const auto& key = database_secret();
     pg_hmac_ctx* ctx = backend_hmac_context();
     std::array<uint8, 32> mac{};  // SHA-256's output
-    hmac(ctx, keyless_reinit_ok(ctx, key) ? nullptr : &key, tagged_bytes, mac);
+    const std::string origin_bytes = wal_message_origin_bytes(origin);
+    hmac(ctx, keyless_reinit_ok(ctx, key) ? nullptr : &key, origin_bytes, tagged_bytes, mac);
     return wal_message_tag(mac.data(), mac.size());
 }
 

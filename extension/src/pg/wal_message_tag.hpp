@@ -15,8 +15,14 @@
 
 namespace once::pg {
 
-// The tag of `tagged_bytes` (encode_wal_message's output) with this database's key. Call
-// inside an SPI session (the first call reads the key).
-WalMessageTag wal_message_hmac_tag(std::string_view tagged_bytes);
+// The origin of a message emitted now: this cluster, this database, and the current top-level
+// transaction (its xid, assigned here if it has none yet: a transactional logical message
+// needs one anyway, and pgoutput's Begin carries the top-level one even for a message emitted
+// in a subtransaction).
+WalMessageOrigin current_wal_message_origin();
+
+// The tag of `tagged_bytes` (encode_wal_message's output) emitted at `origin`, with this
+// database's key. Call inside an SPI session (the first call reads the key).
+WalMessageTag wal_message_hmac_tag(const WalMessageOrigin& origin, std::string_view tagged_bytes);
 
 }  // namespace once::pg

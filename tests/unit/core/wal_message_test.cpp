@@ -181,12 +181,24 @@ TEST(WalMessage, DecodeSplitsOffTheTag) {
     EXPECT_THROW(wal_message_tagged_bytes(std::string(15, '\x01')), WalMessageFormatError);
 }
 
+// The origin a tag binds a message to, as the HMAC reads it: big-endian system identifier,
+// database oid, xid (16 bytes).
+TEST(WalMessage, OriginBytesAreTheDocumentedLayout) {
+    once::WalMessageOrigin origin{0x1122334455667788, 16384, 1234};
+    EXPECT_EQ(once::wal_message_origin_bytes(origin), from_hex("112233445566778800004000000004d2"));
+    EXPECT_EQ(once::wal_message_origin_bytes({}).size(), once::kWalMessageOriginSize);
+    EXPECT_EQ(once::wal_message_origin_bytes({~0ull, ~0u, ~0u}), std::string(16, '\xff'));
+}
+
 // The pinned vector both sides compute (the extension with PostgreSQL's common/hmac.h, the
-// relay with OpenSSL): HMAC-SHA256 with key 00 01 .. 1f over the documented layout's message
-// (EncodesTheDocumentedLayout), computed once outside this code with
-//   openssl dgst -sha256 -mac HMAC -macopt hexkey:000102..1f message.bin
-// (python's hmac.new(key, message, 'sha256') gives the same). tests/pgtap/outbox_wal_transport.sql
-// checks the same value against its SQL HMAC, and that HMAC against the extension's tags.
+// relay with OpenSSL: tests/unit/daemon/wal_message_tag_test.cpp pins the same value):
+// HMAC-SHA256 with key 00 01 .. 1f over the origin (system identifier 0x1122334455667788,
+// database 16384, xid 1234) and the documented layout's message (EncodesTheDocumentedLayout),
+// computed once outside this code with
+//   openssl dgst -sha256 -mac HMAC -macopt hexkey:000102..1f origin_and_message.bin
+// (python's hmac.new(key, origin + message, 'sha256') gives the same).
+// tests/pgtap/outbox_wal_transport.sql checks the same value against its SQL HMAC, and that
+// HMAC against the extension's tags.
 TEST(WalMessage, PinnedTagVector) {
     WalMessage m;
     m.id.fill(0x11);
@@ -197,11 +209,11 @@ TEST(WalMessage, PinnedTagVector) {
     EXPECT_EQ(tagged, from_hex("011111111111111111111111111111111101020304050607080001"
                                "74ffffffffffff000000027b7d"));
     const std::string mac =
-        from_hex("a50a63c362dbd7e5d855d013b8a0023403a53df0918f43e99c6eb34a95e9a6a1");
+        from_hex("dab07439b1b0f663b6c42b109bcf4731b7841a26eb3e06f04771f94d255cd15c");
     WalMessageTag tag = wal_message_tag(reinterpret_cast<const uint8_t*>(mac.data()), mac.size());
     std::string content = tagged;
     append_wal_message_tag(content, tag);
-    EXPECT_EQ(content.substr(tagged.size()), from_hex("a50a63c362dbd7e5d855d013b8a00234"));
+    EXPECT_EQ(content.substr(tagged.size()), from_hex("dab07439b1b0f663b6c42b109bcf4731"));
     EXPECT_EQ(decode_wal_message(content).tag, tag);
     EXPECT_THROW(wal_message_tag(reinterpret_cast<const uint8_t*>(mac.data()), 15), std::length_error);
 }
