@@ -3,6 +3,7 @@
 
 #include "../core/error.hpp"
 #include "../core/key_groups.hpp"
+#include "../core/message_route.hpp"
 #include "../core/outbox_policy.hpp"
 #include "convert.hpp"
 #include "guard.hpp"
@@ -49,6 +50,7 @@ std::vector<Sent> sent_in_xact;
 struct Deferred {
     uint32 hash;
     WalMessage message;
+    RouteFacts routed;    // the facts that routed it at send (Route::wal_at_commit)
     int nest_level;
 };
 std::vector<Deferred> deferred_in_xact;  // in send order
@@ -201,11 +203,11 @@ std::optional<Uuid> later_of(const std::optional<Uuid>& a, const std::optional<U
 }
 
 // The deferred keyed WAL messages of one key and owner (in send order), after the bucket's lock:
-// their home is the stream unless the table holds a message of the key (another transaction's,
-// or this one's: `in_table`) or the transaction is being prepared; "a key has one home at a
-// time" (docs/design.md). On the stream they get key_seqs after the bucket's greatest issued
-// one and are emitted now; otherwise they are inserted as rows and appended to `sent`, so the
-// table's step below orders them like any send.
+// routed again (route_message) now that the step knows whether the table holds a message of
+// the key (another transaction's, or this one's: `in_table`) and whether the transaction is
+// being prepared; "a key has one home at a time" (docs/design.md). On the stream they get
+// key_seqs after the bucket's greatest issued one and are emitted now; otherwise they are
+// inserted as rows and appended to `sent`, so the table's step below orders them like any send.
 void settle_deferred(std::vector<Deferred>::iterator begin, std::vector<Deferred>::iterator end, bool in_table,
                      bool preparing, Snapshot others, std::vector<Sent>& sent) {
     const WalMessage& first = begin->message;
@@ -214,7 +216,9 @@ void settle_deferred(std::vector<Deferred>::iterator begin, std::vector<Deferred
     // outbox_claim.cpp. The second probe finds nothing once those are delivered.)
     const bool others_in_table = last_committed_key_seq(*first.key, first.key_owner, others).has_value() ||
                                  last_committed_key_seq(*first.key, 0, others).has_value();
-    if (preparing || in_table || others_in_table) {
+    RouteFacts facts = begin->routed;   // (one key and owner: the same facts for the group)
+    facts.at_commit = CommitFacts{in_table || others_in_table, preparing};
+    if (route_message(facts) == Route::table_row) {
         // Behind another transaction's message of the key they wait (a promotion moves them
         // on); the step below makes sure a waiting message has one to wait for.
         for (auto it = begin; it != end; ++it) {
@@ -445,13 +449,13 @@ void lock_key_for_write_back(std::string_view key) {
     lock_key_bucket(bucket);   // a running transaction's commit: wait for it (the relay bounds the wait)
 }
 
-void outbox_key_order_deferred(WalMessage message) {
+void outbox_key_order_deferred(WalMessage message, const RouteFacts& routed) {
     // The tag's key is read with SPI on a backend's first use, which the pre-commit step (no
     // outer snapshot) cannot do: read it now, inside the sending statement (one HMAC of
     // nothing per transaction; the key is read once per backend).
     if (deferred_in_xact.empty()) (void)wal_message_hmac_tag({});
     uint32 h = key_hash(*message.key);
-    deferred_in_xact.push_back(Deferred{h, std::move(message), GetCurrentTransactionNestLevel()});
+    deferred_in_xact.push_back(Deferred{h, std::move(message), routed, GetCurrentTransactionNestLevel()});
 }
 
 void outbox_key_released(std::string_view key, Oid owner, const Uuid& seq) {
