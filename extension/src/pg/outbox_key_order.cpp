@@ -2,6 +2,8 @@
 #include "outbox_key_order.hpp"
 
 #include "../core/error.hpp"
+#include "../core/key_groups.hpp"
+#include "../core/message_route.hpp"
 #include "../core/outbox_policy.hpp"
 #include "convert.hpp"
 #include "guard.hpp"
@@ -48,6 +50,7 @@ std::vector<Sent> sent_in_xact;
 struct Deferred {
     uint32 hash;
     WalMessage message;
+    RouteFacts routed;    // the facts that routed it at send (Route::wal_at_commit)
     int nest_level;
 };
 std::vector<Deferred> deferred_in_xact;  // in send order
@@ -192,8 +195,6 @@ void lock_released_buckets(const std::vector<uint32>& buckets, const std::vector
     }
 }
 
-// The pre-commit step: every key lock in one order, then the sent messages' final key_seqs
-// and head / waiting positions, then the promotion of released keys' next messages.
 // The greatest of two optional key_seqs.
 std::optional<Uuid> later_of(const std::optional<Uuid>& a, const std::optional<Uuid>& b) {
     if (!a) return b;
@@ -202,11 +203,11 @@ std::optional<Uuid> later_of(const std::optional<Uuid>& a, const std::optional<U
 }
 
 // The deferred keyed WAL messages of one key and owner (in send order), after the bucket's lock:
-// their home is the stream unless the table holds a message of the key (another transaction's,
-// or this one's: `in_table`) or the transaction is being prepared; "a key has one home at a
-// time" (docs/design.md). On the stream they get key_seqs after the bucket's greatest issued
-// one and are emitted now; otherwise they are inserted as rows and appended to `sent`, so the
-// table's step below orders them like any send.
+// routed again (route_message) now that the step knows whether the table holds a message of
+// the key (another transaction's, or this one's: `in_table`) and whether the transaction is
+// being prepared; "a key has one home at a time" (docs/design.md). On the stream they get
+// key_seqs after the bucket's greatest issued one and are emitted now; otherwise they are
+// inserted as rows and appended to `sent`, so the table's step below orders them like any send.
 void settle_deferred(std::vector<Deferred>::iterator begin, std::vector<Deferred>::iterator end, bool in_table,
                      bool preparing, Snapshot others, std::vector<Sent>& sent) {
     const WalMessage& first = begin->message;
@@ -215,7 +216,9 @@ void settle_deferred(std::vector<Deferred>::iterator begin, std::vector<Deferred
     // outbox_claim.cpp. The second probe finds nothing once those are delivered.)
     const bool others_in_table = last_committed_key_seq(*first.key, first.key_owner, others).has_value() ||
                                  last_committed_key_seq(*first.key, 0, others).has_value();
-    if (preparing || in_table || others_in_table) {
+    RouteFacts facts = begin->routed;   // (one key and owner: the same facts for the group)
+    facts.at_commit = CommitFacts{in_table || others_in_table, preparing};
+    if (route_message(facts) == Route::table_row) {
         // Behind another transaction's message of the key they wait (a promotion moves them
         // on); the step below makes sure a waiting message has one to wait for.
         for (auto it = begin; it != end; ++it) {
@@ -237,127 +240,140 @@ void settle_deferred(std::vector<Deferred>::iterator begin, std::vector<Deferred
     key_seq_memory_raise(bucket, final_seqs.back());
 }
 
-void settle_key_order(bool preparing) {
-    std::vector<Sent> sent = std::move(sent_in_xact);
-    sent_in_xact.clear();
-    std::vector<Deferred> deferred = std::move(deferred_in_xact);
-    deferred_in_xact.clear();
-    std::stable_sort(deferred.begin(), deferred.end(), [](const Deferred& a, const Deferred& b) {
-        return std::tie(a.hash, *a.message.key, a.message.key_owner) <
-               std::tie(b.hash, *b.message.key, b.message.key_owner);
-    });
-    std::vector<Released> released = std::move(released_in_xact);
-    released_in_xact.clear();
-    // send order kept within a key and owner (stable sort)
-    std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
-        return std::tie(a.hash, a.key, a.owner) < std::tie(b.hash, b.key, b.owner);
-    });
-    std::sort(released.begin(), released.end());
-    released.erase(std::unique(released.begin(), released.end()), released.end());
+KeyOrderId key_order_id(const Sent& s) { return KeyOrderId{s.hash, s.key, s.owner}; }
+KeyOrderId key_order_id(const Deferred& d) { return KeyOrderId{d.hash, *d.message.key, d.message.key_owner}; }
 
-    // Lock order: by bucket, the same in every transaction.
+// A fresh snapshot, taken after the key locks, whose command id hides this transaction's own
+// inserts: every earlier committer of the locked keys is visible in it. Unregister it.
+Snapshot committed_by_others_snapshot() {
+    return pg_call([] {
+        Snapshot s = RegisterSnapshot(GetLatestSnapshot());
+        s->curcid = FirstCommandId;
+        return s;
+    });
+}
+
+// The transaction's keyed work, taken out of the per-transaction lists (which are cleared).
+struct KeyWork {
+    std::vector<Sent> sent;           // in send order
+    std::vector<Deferred> deferred;   // in send order
+    std::vector<Released> released;   // sorted, each once
+};
+
+KeyWork take_key_work() {
+    KeyWork work{std::move(sent_in_xact), std::move(deferred_in_xact), std::move(released_in_xact)};
+    sent_in_xact.clear();
+    deferred_in_xact.clear();
+    released_in_xact.clear();
+    std::sort(work.released.begin(), work.released.end());
+    work.released.erase(std::unique(work.released.begin(), work.released.end()), work.released.end());
+    return work;
+}
+
+// Phase 1: the buckets of every key the transaction sent or released, locked in one order, the
+// same in every transaction. A transaction that only releases keys fails rather than waits on
+// a prepared transaction (lock_released_buckets).
+void lock_keys_in_global_order(const KeyWork& work) {
     std::vector<uint32> buckets;
-    for (const Sent& s : sent) buckets.push_back(key_bucket(s.hash));
-    for (const Deferred& d : deferred) buckets.push_back(key_bucket(d.hash));
-    for (const Released& r : released) buckets.push_back(key_bucket(key_hash(r.key)));
-    std::sort(buckets.begin(), buckets.end());
-    buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
-    if (sent.empty() && deferred.empty())
-        lock_released_buckets(buckets, released);
+    for (const Sent& s : work.sent) buckets.push_back(key_bucket(s.hash));
+    for (const Deferred& d : work.deferred) buckets.push_back(key_bucket(d.hash));
+    for (const Released& r : work.released) buckets.push_back(key_bucket(key_hash(r.key)));
+    buckets = lock_order(std::move(buckets));
+    if (work.sent.empty() && work.deferred.empty())
+        lock_released_buckets(buckets, work.released);
     else
         for (uint32 b : buckets) lock_key_bucket(b);
+}
 
+// Phase 2, first step: the home of each key's deferred WAL messages (settle_deferred); those
+// that become rows are appended to `sent`, for the next step to order.
+void choose_deferred_homes(std::vector<Deferred>& deferred, bool preparing, std::vector<Sent>& sent) {
+    Snapshot others = committed_by_others_snapshot();
+    const auto id_of = [](const Deferred& d) { return key_order_id(d); };
+    const auto sent_id_of = [](const Sent& s) { return key_order_id(s); };
+    for (const KeyGroup& g : group_by_key(deferred, id_of)) {
+        const KeyOrderId id = id_of(deferred[g.begin]);
+        const bool in_table = has_key(sent, sent_id_of, id.key, id.owner);
+        settle_deferred(deferred.begin() + g.begin, deferred.begin() + g.end, in_table, preparing, others, sent);
+    }
+    pg_call([&] { UnregisterSnapshot(others); });
+}
+
+// Phase 2, second step: the sent rows' final key_seqs (after the table's last of their key and
+// the greatest issued in their bucket) and their head / waiting positions, written in one
+// UPDATE for the rows whose key_seq or position changes.
+void settle_sent_key_seqs(std::vector<Sent>& sent) {
+    Snapshot others = committed_by_others_snapshot();
+    std::vector<std::optional<Uuid>> ids, seqs, positions;
+    std::vector<bool> moves;
+    for (const KeyGroup& g : group_by_key(sent, [](const Sent& s) { return key_order_id(s); })) {
+        const Sent& first = sent[g.begin];
+        std::optional<Uuid> last = last_committed_key_seq(first.key, first.owner, others);
+        std::vector<Uuid> provisional;
+        for (size_t i = g.begin; i < g.end; ++i) provisional.push_back(sent[i].seq);
+        // After the table's last and the greatest key_seq issued in the bucket, which includes
+        // the key's messages that rode the stream (key_seq_memory.hpp).
+        const uint32 bucket = key_bucket(first.hash);
+        std::vector<Uuid> final_seqs = key_seqs_after(later_of(last, key_seq_memory_last(bucket)), provisional);
+        key_seq_memory_raise(bucket, final_seqs.back());
+        std::vector<bool> guessed;
+        for (size_t i = g.begin; i < g.end; ++i) guessed.push_back(sent[i].waiting);
+        std::vector<bool> waiting = settled_waiting(last.has_value(), std::move(guessed));
+        for (size_t i = g.begin; i < g.end; ++i) {
+            const Sent& s = sent[i];
+            const bool move = waiting[i - g.begin] != s.waiting;
+            if (final_seqs[i - g.begin] == s.seq && !move) continue;
+            ids.push_back(s.id);
+            seqs.push_back(final_seqs[i - g.begin]);
+            moves.push_back(move);
+            positions.push_back(waiting[i - g.begin] ? std::optional<Uuid>(waiting_position()) : s.head_position);
+        }
+    }
+    pg_call([&] { UnregisterSnapshot(others); });
+    if (ids.empty()) return;
+    Datum values[] = {PointerGetDatum(uuid_array(ids)), PointerGetDatum(uuid_array(seqs)),
+                      PointerGetDatum(bool_array(moves)), PointerGetDatum(uuid_array(positions))};
+    AsExtensionOwner owner;
+    restamp_plan.execute(pg_call([] { return GetTransactionSnapshot(); }), false, values, nullptr);
+}
+
+// Phase 3: the next message of each released key and owner, if it waits, gets its claim
+// position (promote_plan); relays are woken when one became claimable.
+void promote_next_of_released(const std::vector<Released>& released) {
+    // A fresh snapshot (taken after the locks) that sees this transaction's own deletes.
+    Snapshot latest = pg_call([] { return RegisterSnapshot(GetLatestSnapshot()); });
+    std::vector<std::string> keys;
+    std::vector<std::optional<Uuid>> seqs;
+    std::vector<Oid> owners;
+    for (const Released& r : released) {
+        keys.push_back(r.key);
+        seqs.push_back(r.seq);
+        owners.push_back(r.owner);
+    }
+    Datum values[] = {PointerGetDatum(text_array(keys)), PointerGetDatum(uuid_array(seqs)),
+                      PointerGetDatum(oid_array(owners))};
+    Datum due = 0;
+    {
+        AsExtensionOwner owner;
+        if (promote_plan.execute(latest, false, values, nullptr) == 1) spi_value(0, 1, &due);
+    }
+    // Messages became claimable: wake the relays as a send's commit does (the notifier's
+    // callback runs after this one at commit: module.cpp). Without it a relay serving only
+    // their topic waited for its poll interval.
+    if (DatumGetInt32(due) > 0) outbox_mark_sent();
+    pg_call([&] { UnregisterSnapshot(latest); });
+}
+
+// The pre-commit step: every key lock in one order, then the sent messages' final key_seqs
+// and head / waiting positions (after the deferred WAL messages' homes are chosen), then the
+// promotion of released keys' next messages.
+void settle_key_order(bool preparing) {
+    KeyWork work = take_key_work();
+    lock_keys_in_global_order(work);
     SpiSession spi;
-    if (!deferred.empty()) {
-        Snapshot others = pg_call([] {
-            Snapshot s = RegisterSnapshot(GetLatestSnapshot());
-            s->curcid = FirstCommandId;
-            return s;
-        });
-        for (auto begin = deferred.begin(); begin != deferred.end();) {
-            auto end = begin;
-            const std::string& key = *begin->message.key;
-            const Oid owner = begin->message.key_owner;
-            while (end != deferred.end() && *end->message.key == key && end->message.key_owner == owner) ++end;
-            const bool in_table = std::any_of(sent.begin(), sent.end(),
-                                              [&](const Sent& s) { return s.key == key && s.owner == owner; });
-            settle_deferred(begin, end, in_table, preparing, others, sent);
-            begin = end;
-        }
-        pg_call([&] { UnregisterSnapshot(others); });
-        std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
-            return std::tie(a.hash, a.key, a.owner) < std::tie(b.hash, b.key, b.owner);
-        });
-    }
-    if (!sent.empty()) {
-        // Taken after the locks: every earlier committer of these keys is visible in it.
-        Snapshot others = pg_call([] {
-            Snapshot s = RegisterSnapshot(GetLatestSnapshot());
-            s->curcid = FirstCommandId;
-            return s;
-        });
-        std::vector<std::optional<Uuid>> ids, seqs, positions;
-        std::vector<bool> moves;
-        for (size_t begin = 0; begin < sent.size();) {
-            size_t end = begin;
-            while (end < sent.size() && sent[end].hash == sent[begin].hash && sent[end].key == sent[begin].key &&
-                   sent[end].owner == sent[begin].owner)
-                ++end;
-            std::optional<Uuid> last = last_committed_key_seq(sent[begin].key, sent[begin].owner, others);
-            std::vector<Uuid> provisional;
-            for (size_t i = begin; i < end; ++i) provisional.push_back(sent[i].seq);
-            // After the table's last and the greatest key_seq issued in the bucket, which includes
-            // the key's messages that rode the stream (key_seq_memory.hpp).
-            const uint32 bucket = key_bucket(sent[begin].hash);
-            std::vector<Uuid> final_seqs = key_seqs_after(later_of(last, key_seq_memory_last(bucket)), provisional);
-            key_seq_memory_raise(bucket, final_seqs.back());
-            std::vector<bool> guessed;
-            for (size_t i = begin; i < end; ++i) guessed.push_back(sent[i].waiting);
-            std::vector<bool> waiting = settled_waiting(last.has_value(), std::move(guessed));
-            for (size_t i = begin; i < end; ++i) {
-                const Sent& s = sent[i];
-                const bool move = waiting[i - begin] != s.waiting;
-                if (final_seqs[i - begin] == s.seq && !move) continue;
-                ids.push_back(s.id);
-                seqs.push_back(final_seqs[i - begin]);
-                moves.push_back(move);
-                positions.push_back(waiting[i - begin] ? std::optional<Uuid>(waiting_position()) : s.head_position);
-            }
-            begin = end;
-        }
-        pg_call([&] { UnregisterSnapshot(others); });
-        if (!ids.empty()) {
-            Datum values[] = {PointerGetDatum(uuid_array(ids)), PointerGetDatum(uuid_array(seqs)),
-                              PointerGetDatum(bool_array(moves)),
-                              PointerGetDatum(uuid_array(positions))};
-            AsExtensionOwner owner;
-            restamp_plan.execute(pg_call([] { return GetTransactionSnapshot(); }), false, values, nullptr);
-        }
-    }
-    if (!released.empty()) {
-        // A fresh snapshot (taken after the locks) that sees this transaction's own deletes.
-        Snapshot latest = pg_call([] { return RegisterSnapshot(GetLatestSnapshot()); });
-        std::vector<std::string> keys;
-        std::vector<std::optional<Uuid>> seqs;
-        std::vector<Oid> owners;
-        for (const Released& r : released) {
-            keys.push_back(r.key);
-            seqs.push_back(r.seq);
-            owners.push_back(r.owner);
-        }
-        Datum values[] = {PointerGetDatum(text_array(keys)), PointerGetDatum(uuid_array(seqs)),
-                          PointerGetDatum(oid_array(owners))};
-        Datum due = 0;
-        {
-            AsExtensionOwner owner;
-            if (promote_plan.execute(latest, false, values, nullptr) == 1) spi_value(0, 1, &due);
-        }
-        // Messages became claimable: wake the relays as a send's commit does (the notifier's
-        // callback runs after this one at commit: module.cpp). Without it a relay serving only
-        // their topic waited for its poll interval.
-        if (DatumGetInt32(due) > 0) outbox_mark_sent();
-        pg_call([&] { UnregisterSnapshot(latest); });
-    }
+    if (!work.deferred.empty()) choose_deferred_homes(work.deferred, preparing, work.sent);
+    if (!work.sent.empty()) settle_sent_key_seqs(work.sent);
+    if (!work.released.empty()) promote_next_of_released(work.released);
 }
 
 void xact_callback(XactEvent event, void*) {
@@ -433,13 +449,13 @@ void lock_key_for_write_back(std::string_view key) {
     lock_key_bucket(bucket);   // a running transaction's commit: wait for it (the relay bounds the wait)
 }
 
-void outbox_key_order_deferred(WalMessage message) {
+void outbox_key_order_deferred(WalMessage message, const RouteFacts& routed) {
     // The tag's key is read with SPI on a backend's first use, which the pre-commit step (no
     // outer snapshot) cannot do: read it now, inside the sending statement (one HMAC of
     // nothing per transaction; the key is read once per backend).
     if (deferred_in_xact.empty()) (void)wal_message_hmac_tag({}, {});
     uint32 h = key_hash(*message.key);
-    deferred_in_xact.push_back(Deferred{h, std::move(message), GetCurrentTransactionNestLevel()});
+    deferred_in_xact.push_back(Deferred{h, std::move(message), routed, GetCurrentTransactionNestLevel()});
 }
 
 void outbox_key_released(std::string_view key, Oid owner, const Uuid& seq) {

@@ -50,6 +50,7 @@
 // lists them with reason 'prepared'.
 #pragma once
 
+#include "../core/message_route.hpp"
 #include "../core/uuid_v7.hpp"
 #include "../core/wal_message.hpp"
 #include "postgres_headers.hpp"
@@ -69,14 +70,15 @@ void outbox_key_order_init();
 void outbox_key_order_sent(text* key, Oid owner, const Uuid& id, const Uuid& seq, bool waiting,
                            const std::optional<Uuid>& head_position);
 
-// A keyed message of the WAL transport (outbox_wal_send.hpp: keyed_goes_through_wal), with
-// key, key_owner and its provisional key_seq set: held in memory until the pre-commit step,
-// which, under the key's lock, emits it with its final key_seq when the table holds no message
-// of the key, and otherwise inserts it as a row ("a key has one home at a time",
+// A keyed message of the WAL transport (Route::wal_at_commit for the facts `routed`:
+// core/message_route.hpp), with key, key_owner and its provisional key_seq set: held in memory
+// until the pre-commit step, which, under the key's lock, routes it again with the same rule:
+// emits it with its final key_seq when the table holds no message of the key, and otherwise
+// inserts it as a row ("a key has one home at a time",
 // docs/design.md). Dropped when its subtransaction aborts. A transaction that is prepared puts
 // its deferred messages on the table (PRE_PREPARE): a prepared transaction's fate is open for
 // an unbounded time, and its rows are what once.blocked_keys and the relays already handle.
-void outbox_key_order_deferred(WalMessage message);
+void outbox_key_order_deferred(WalMessage message, const RouteFacts& routed);
 
 // Takes the lock of `key`'s bucket until the end of the transaction, as a commit of the key
 // does (once.wal_write_back of a keyed message: every producer of the key then either

@@ -1,6 +1,7 @@
 // Producers: once.send and once.send_many write messages in the caller's transaction. Per-key
 // order is not decided here but at commit (outbox_key_order.hpp): a keyed send takes no lock,
 // so producers that send keys in any order never wait on one another.
+#include "../core/message_route.hpp"
 #include "../core/outbox_policy.hpp"
 #include "../core/topic.hpp"
 #include "outbox_args.hpp"
@@ -25,7 +26,6 @@ extern "C" {
 #include <vector>
 
 namespace once::pg {
-
 
 namespace {
 
@@ -85,8 +85,178 @@ SELECT d.key FROM (SELECT DISTINCT k.key FROM pg_catalog.unnest($1::pg_catalog.t
          ORDER BY o.key_seq DESC LIMIT 1))",
                          {TEXTARRAYOID, OIDOID});
 
-}  // namespace
 
+// The messages of one once.send or once.send_many call, validated, with their ids.
+struct Outgoing {
+    text* topic = nullptr;
+    std::vector<Uuid> generated;    // fresh v7 ids in send order: the provisional key_seqs, and
+                                    // the ids unless the producer chose one
+    std::vector<Datum> ids;         // the ids the call returns (in the caller's memory context)
+    std::vector<Datum> payloads;    // jsonb
+    std::vector<text*> keys;        // nullptr: unkeyed
+    Jsonb* headers = nullptr;       // every message's headers (NULL: none)
+    // once.send only (one message):
+    bool has_deliver_at = false;
+    TimestampTz deliver_at = 0;
+    TimestampTz wall = 0;           // the clock, read before the id was generated
+    bool explicit_id = false;
+    // once.send_many only: its arrays, which the batch INSERT unnests (nullptr: once.send)
+    ArrayType* payload_array = nullptr;
+    ArrayType* key_array = nullptr;
+};
+
+// once.send's row: the id's claim position (pos NULL), or deliver_at when that lies in the
+// future, or a fresh v7 uuid when the producer chose the id; ON CONFLICT for a chosen id.
+void insert_one_row(const Outgoing& out) {
+    text* key = out.keys[0];
+    const Uuid& generated = out.generated[0];
+    Datum id = out.ids[0];
+    const bool delayed = out.has_deliver_at && out.deliver_at > out.wall;
+    const bool has_pos = delayed || out.explicit_id;
+    Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(out.deliver_at)), random10()) : generated;
+    // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
+    Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
+    const Oid key_owner = current_key_owner();   // (read before AsExtensionOwner switches the user)
+    uint64 inserted;
+    bool waiting = false;
+    {
+        AsExtensionOwner owner;
+        if (key != nullptr) {
+            Datum probe[] = {PointerGetDatum(key), ObjectIdGetDatum(key_owner)};
+            waiting = key_held_plan.execute(probe, nullptr, 1) == 1;
+        }
+        Datum values[] = {id, uuid_datum(waiting ? waiting_position() : pos), PointerGetDatum(out.topic),
+                          PointerGetDatum(key), key_seq, out.payloads[0], PointerGetDatum(out.headers),
+                          TimestampTzGetDatum(out.deliver_at), ObjectIdGetDatum(key_owner)};
+        const char nulls[] = {' ', has_pos || waiting ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
+                              out.headers ? ' ' : 'n', out.has_deliver_at ? ' ' : 'n', key ? ' ' : 'n'};
+        inserted = (out.explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
+    }
+    if (out.explicit_id && inserted == 0) {
+        Datum same_values[] = {id, PointerGetDatum(out.topic), PointerGetDatum(key), out.payloads[0],
+                               PointerGetDatum(out.headers)};
+        const char same_nulls[] = {' ', ' ', key ? ' ' : 'n', ' ', out.headers ? ' ' : 'n'};
+        uint64 found;
+        {
+            AsExtensionOwner owner;
+            found = same_message_plan.execute(same_values, same_nulls, 1);
+        }
+        Datum same;
+        if (found == 1 && spi_value(0, 1, &same) && !DatumGetBool(same))
+            throw Error(ErrorCode::message_id_conflict, "message_id was already used for another message",
+                        "The outbox holds a message with this id and another topic, key, payload or headers.",
+                        "Derive message ids from everything that identifies the message, or let "
+                        "once.send choose the id (pass no message_id).");
+    }
+    if (inserted == 1) {
+        if (key != nullptr)
+            outbox_key_order_sent(key, key_owner, to_uuid(id), generated, waiting,
+                                  has_pos ? std::optional<Uuid>(pos) : std::nullopt);
+        outbox_mark_sent();
+    }
+}
+
+// once.send_many's rows, in one INSERT: claim position the id, or the waiting position for
+// the messages of a held key (the later ones of the array with them; behind a ready message
+// they do not wait: see key_held_plan).
+void insert_batch_rows(const Outgoing& out) {
+    const int n = static_cast<int>(out.ids.size());
+    const Oid key_owner = current_key_owner();   // (read before AsExtensionOwner switches the user)
+    ArrayType* id_array = pg_call([&] {
+        return construct_array(const_cast<Datum*>(out.ids.data()), n, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
+    });
+    ArrayType* seq_array = nullptr;
+    ArrayType* pos_array = nullptr;
+    std::vector<bool> waiting(n, false);
+    if (out.key_array != nullptr) {
+        std::unordered_set<std::string> held;
+        {
+            Datum probe[] = {PointerGetDatum(out.key_array), ObjectIdGetDatum(key_owner)};
+            AsExtensionOwner owner;
+            uint64 found = keys_held_plan.execute(probe, nullptr);
+            for (uint64 r = 0; r < found; ++r) {
+                Datum k;
+                if (spi_value(r, 1, &k)) held.emplace(text_view(DatumGetTextPP(k)));
+            }
+        }
+        std::vector<Datum> pos_values(n, 0), seq_values(n, 0);
+        std::unique_ptr<bool[]> pos_nulls(new bool[n]), seq_nulls(new bool[n]);
+        Datum wait_pos = uuid_datum(waiting_position());
+        for (int i = 0; i < n; ++i) {
+            pos_nulls[i] = true;
+            seq_nulls[i] = out.keys[i] == nullptr;
+            if (out.keys[i] == nullptr) continue;
+            // provisional key_seq = the id (strictly increasing: array order); the pre-commit
+            // step orders them after other producers' commits (outbox_key_order.hpp)
+            seq_values[i] = uuid_datum(out.generated[i]);
+            waiting[i] = held.count(std::string(text_view(out.keys[i]))) > 0;
+            if (waiting[i]) {
+                pos_values[i] = wait_pos;
+                pos_nulls[i] = false;
+            }
+        }
+        int dims[1] = {n}, lbs[1] = {1};
+        pos_array = pg_call([&] {
+            return construct_md_array(pos_values.data(), pos_nulls.get(), 1, dims, lbs, UUIDOID, UUID_LEN, false,
+                                      TYPALIGN_CHAR);
+        });
+        seq_array = pg_call([&] {
+            return construct_md_array(seq_values.data(), seq_nulls.get(), 1, dims, lbs, UUIDOID, UUID_LEN, false,
+                                      TYPALIGN_CHAR);
+        });
+    }
+    Datum values[] = {PointerGetDatum(out.topic),     PointerGetDatum(id_array), PointerGetDatum(out.key_array),
+                      PointerGetDatum(seq_array),     PointerGetDatum(out.payload_array),
+                      PointerGetDatum(pos_array),     PointerGetDatum(out.headers),
+                      ObjectIdGetDatum(key_owner)};
+    const char nulls[] = {' ', ' ', out.key_array ? ' ' : 'n', seq_array ? ' ' : 'n', ' ', pos_array ? ' ' : 'n',
+                          out.headers ? ' ' : 'n', ' '};
+    {
+        AsExtensionOwner owner;
+        insert_many_plan.execute(values, nulls);
+    }
+    for (int i = 0; i < n; ++i)
+        if (out.keys[i] != nullptr)
+            outbox_key_order_sent(out.keys[i], key_owner, to_uuid(out.ids[i]), out.generated[i], waiting[i],
+                                  std::nullopt);
+    outbox_mark_sent();
+}
+
+// The one path of once.send and once.send_many after validation, inside their SPI session:
+// each message's route (route_batch, core/message_route.hpp), then rows, or WAL messages
+// emitted now (unkeyed) or held for the pre-commit step (keyed: outbox_key_order.hpp), in
+// send order.
+void store_messages(const Outgoing& out) {
+    const size_t n = out.ids.size();
+    if (n == 0) return;
+    std::vector<RouteFacts> facts;
+    facts.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+        facts.push_back(route_facts_at_send(out.keys[i] != nullptr, out.has_deliver_at, out.explicit_id));
+    const std::vector<Route> routes = route_batch(facts);
+    if (routes.front() == Route::table_row) {   // then all of them (route_batch)
+        if (out.payload_array == nullptr)
+            insert_one_row(out);
+        else
+            insert_batch_rows(out);
+        return;
+    }
+    const Oid key_owner = current_key_owner();
+    for (size_t i = 0; i < n; ++i) {
+        Jsonb* payload = pg_call([&] { return DatumGetJsonbP(out.payloads[i]); });
+        if (routes[i] == Route::wal_now) {
+            outbox_wal_send(to_uuid(out.ids[i]), out.topic, payload, out.headers);
+            continue;
+        }
+        WalMessage message = wal_message_of(out.generated[i], out.topic, payload, out.headers);
+        message.key = std::string(text_view(out.keys[i]));
+        message.key_owner = key_owner;
+        message.key_seq = out.generated[i];   // provisional, as the table's
+        outbox_key_order_deferred(std::move(message), facts[i]);
+    }
+}
+
+}  // namespace
 
 }  // namespace once::pg
 
@@ -125,70 +295,21 @@ ONCE_SQL_FUNCTION(once_send) {
     // The transaction gets its xid before the id is generated: a claim's low watermark never
     // passes an id that may still be committed (see claim_low_watermark).
     pg_call([] { (void)GetCurrentTransactionId(); });
-    TimestampTz wall = GetCurrentTimestamp();
-    Uuid generated = next_id();
+    Outgoing out;
+    out.topic = topic;
+    out.wall = GetCurrentTimestamp();
+    out.generated.push_back(next_id());
     // (allocated in the caller's context: it is the result, returned after SPI has finished)
-    Datum id = uuid_datum(explicit_id ? role_scoped_message_id(to_uuid(PG_GETARG_DATUM(5))) : generated,
-                          spi.caller_context());
-    if (goes_through_wal(key != nullptr, has_deliver_at)) {  // once.transport = 'wal'
-        outbox_wal_send(to_uuid(id), topic, payload, headers);
-        return id;
-    }
-    if (key != nullptr && keyed_goes_through_wal(has_deliver_at, explicit_id)) {
-        // Its home (stream or table) is chosen at pre-commit under the key's lock.
-        WalMessage message = wal_message_of(generated, topic, payload, headers);
-        message.key = std::string(text_view(key));
-        message.key_owner = current_key_owner();
-        message.key_seq = generated;   // provisional, as the table's
-        outbox_key_order_deferred(std::move(message));
-        return id;
-    }
-    // The claim position: the id itself (pos NULL), or deliver_at when that lies in the
-    // future, or a fresh v7 uuid when the producer chose the id.
-    const bool delayed = has_deliver_at && deliver_at > wall;
-    const bool has_pos = delayed || explicit_id;
-    Uuid pos = delayed ? uuid_v7_at(static_cast<uint64_t>(unix_ms(deliver_at)), random10()) : generated;
-    // provisional: the pre-commit step moves it after key_seqs committed by others meanwhile
-    Datum key_seq = key != nullptr ? uuid_datum(generated) : 0;
-    const Oid key_owner = current_key_owner();   // (read before AsExtensionOwner switches the user)
-    uint64 inserted;
-    bool waiting = false;
-    {
-        AsExtensionOwner owner;
-        if (key != nullptr) {
-            Datum probe[] = {PointerGetDatum(key), ObjectIdGetDatum(key_owner)};
-            waiting = key_held_plan.execute(probe, nullptr, 1) == 1;
-        }
-        Datum values[] = {id, uuid_datum(waiting ? waiting_position() : pos), PointerGetDatum(topic),
-                          PointerGetDatum(key), key_seq, PointerGetDatum(payload), PointerGetDatum(headers),
-                          TimestampTzGetDatum(deliver_at), ObjectIdGetDatum(key_owner)};
-        const char nulls[] = {' ', has_pos || waiting ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
-                              headers ? ' ' : 'n', has_deliver_at ? ' ' : 'n', key ? ' ' : 'n'};
-        inserted = (explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
-    }
-    if (explicit_id && inserted == 0) {
-        Datum same_values[] = {id, PointerGetDatum(topic), PointerGetDatum(key), PointerGetDatum(payload),
-                               PointerGetDatum(headers)};
-        const char same_nulls[] = {' ', ' ', key ? ' ' : 'n', ' ', headers ? ' ' : 'n'};
-        uint64 found;
-        {
-            AsExtensionOwner owner;
-            found = same_message_plan.execute(same_values, same_nulls, 1);
-        }
-        Datum same;
-        if (found == 1 && spi_value(0, 1, &same) && !DatumGetBool(same))
-            throw Error(ErrorCode::message_id_conflict, "message_id was already used for another message",
-                        "The outbox holds a message with this id and another topic, key, payload or headers.",
-                        "Derive message ids from everything that identifies the message, or let "
-                        "once.send choose the id (pass no message_id).");
-    }
-    if (inserted == 1) {
-        if (key != nullptr)
-            outbox_key_order_sent(key, key_owner, to_uuid(id), generated, waiting,
-                                  has_pos ? std::optional<Uuid>(pos) : std::nullopt);
-        outbox_mark_sent();
-    }
-    return id;
+    out.ids.push_back(uuid_datum(explicit_id ? role_scoped_message_id(to_uuid(PG_GETARG_DATUM(5))) : out.generated[0],
+                                 spi.caller_context()));
+    out.payloads.push_back(PointerGetDatum(payload));
+    out.keys.push_back(key);
+    out.headers = headers;
+    out.has_deliver_at = has_deliver_at;
+    out.deliver_at = deliver_at;
+    out.explicit_id = explicit_id;
+    store_messages(out);
+    return out.ids[0];
 }
 
 ONCE_SQL_FUNCTION(once_send_many) {
@@ -230,114 +351,29 @@ ONCE_SQL_FUNCTION(once_send_many) {
             if (!key_nulls[i]) validate_message_key(text_view(DatumGetTextPP(key_elems[i])));
     }
 
-    std::vector<Datum> ids(n), key_seqs(n);
-    std::vector<bool> seq_nulls(n, true);
-    const Oid key_owner = current_key_owner();   // (read before AsExtensionOwner switches the user)
+    Outgoing out;
+    out.topic = topic;
+    out.payload_array = payloads;
+    out.key_array = keys;
     {
         SpiSession spi;
         check_may_publish(text_view(topic));
         pg_call([] { (void)GetCurrentTransactionId(); });  // before the ids: see once_send
-        // Provisional key_seq = the id (strictly increasing: array order); the pre-commit step
-        // orders them after other producers' commits (outbox_key_order.hpp).
-        std::vector<Uuid> fresh = next_ids(n);
+        out.generated = next_ids(n);
         for (int i = 0; i < n; ++i) {
-            const Uuid& id = fresh[i];
-            ids[i] = uuid_datum(id, spi.caller_context());  // returned after SPI has finished
-            if (keys != nullptr && !key_nulls[i]) {
-                key_seqs[i] = uuid_datum(id);
-                seq_nulls[i] = false;
-            }
+            out.ids.push_back(uuid_datum(out.generated[i], spi.caller_context()));  // returned after SPI has finished
+            out.payloads.push_back(payload_elems[i]);
+            out.keys.push_back(keys != nullptr && !key_nulls[i] ? DatumGetTextPP(key_elems[i]) : nullptr);
         }
-        bool any_key = false;
-        for (int i = 0; keys != nullptr && i < n; ++i) any_key = any_key || !key_nulls[i];
-        // once.transport = 'wal': unkeyed messages are emitted now, keyed ones (when they may
-        // ride the WAL) wait for pre-commit, in array order.
-        if (n > 0 && goes_through_wal(false, false) && (!any_key || keyed_goes_through_wal(false, false))) {
-            Jsonb* trace = with_trace_context(nullptr);
-            for (int i = 0; i < n; ++i) {
-                Jsonb* payload = pg_call([&] { return DatumGetJsonbP(payload_elems[i]); });
-                if (keys == nullptr || key_nulls[i]) {
-                    outbox_wal_send(fresh[i], topic, payload, trace);
-                    continue;
-                }
-                WalMessage message = wal_message_of(fresh[i], topic, payload, trace);
-                message.key = std::string(text_view(DatumGetTextPP(key_elems[i])));
-                message.key_owner = key_owner;
-                message.key_seq = fresh[i];
-                outbox_key_order_deferred(std::move(message));
-            }
-        } else if (n > 0) {
-            ArrayType* id_array = pg_call([&] {
-                return construct_array(ids.data(), n, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
-            });
-            ArrayType* seq_array = nullptr;
-            ArrayType* pos_array = nullptr;
-            std::vector<bool> waiting(n, false);
-            if (keys != nullptr) {
-                // Messages of a held key wait, the later ones of the array with them; behind a
-                // ready message they do not (see key_held_plan).
-                std::unordered_set<std::string> held;
-                {
-                    Datum probe[] = {PointerGetDatum(keys), ObjectIdGetDatum(key_owner)};
-                    AsExtensionOwner owner;
-                    uint64 found = keys_held_plan.execute(probe, nullptr);
-                    for (uint64 r = 0; r < found; ++r) {
-                        Datum k;
-                        if (spi_value(r, 1, &k)) held.emplace(text_view(DatumGetTextPP(k)));
-                    }
-                }
-                std::vector<Datum> pos_values(n, 0);
-                std::unique_ptr<bool[]> pos_nulls(new bool[n]);
-                Datum wait_pos = uuid_datum(waiting_position());
-                for (int i = 0; i < n; ++i) {
-                    pos_nulls[i] = true;
-                    if (key_nulls[i]) continue;
-                    waiting[i] = held.count(std::string(text_view(DatumGetTextPP(key_elems[i])))) > 0;
-                    if (waiting[i]) {
-                        pos_values[i] = wait_pos;
-                        pos_nulls[i] = false;
-                    }
-                }
-                int pos_dims[1] = {n}, pos_lbs[1] = {1};
-                pos_array = pg_call([&] {
-                    return construct_md_array(pos_values.data(), pos_nulls.get(), 1, pos_dims, pos_lbs, UUIDOID,
-                                              UUID_LEN, false, TYPALIGN_CHAR);
-                });
-                std::vector<Datum> seq_values(n);
-                std::unique_ptr<bool[]> nulls(new bool[n]);
-                for (int i = 0; i < n; ++i) {
-                    seq_values[i] = seq_nulls[i] ? 0 : key_seqs[i];
-                    nulls[i] = seq_nulls[i];
-                }
-                int dims[1] = {n}, lbs[1] = {1};
-                seq_array = pg_call([&] {
-                    return construct_md_array(seq_values.data(), nulls.get(), 1, dims, lbs, UUIDOID,
-                                              UUID_LEN, false, TYPALIGN_CHAR);
-                });
-            }
-            Jsonb* trace = with_trace_context(nullptr);
-            Datum values[] = {PointerGetDatum(topic),     PointerGetDatum(id_array), PointerGetDatum(keys),
-                              PointerGetDatum(seq_array), PointerGetDatum(payloads), PointerGetDatum(pos_array),
-                              PointerGetDatum(trace),     ObjectIdGetDatum(key_owner)};
-            const char nulls[] = {' ', ' ', keys ? ' ' : 'n', seq_array ? ' ' : 'n', ' ', pos_array ? ' ' : 'n',
-                                  trace ? ' ' : 'n', ' '};
-            {
-                AsExtensionOwner owner;
-                insert_many_plan.execute(values, nulls);
-            }
-            for (int i = 0; i < n; ++i)
-                if (!seq_nulls[i])
-                    outbox_key_order_sent(DatumGetTextPP(key_elems[i]), key_owner, to_uuid(ids[i]),
-                                          to_uuid(key_seqs[i]), waiting[i], std::nullopt);
-            outbox_mark_sent();
-        }
+        if (n > 0) out.headers = with_trace_context(nullptr);
+        store_messages(out);
     }
     pg_call([&] {
         InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
         auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
         for (int i = 0; i < n; ++i) {
             bool isnull = false;
-            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &ids[i], &isnull);
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &out.ids[i], &isnull);
         }
     });
     return (Datum)0;

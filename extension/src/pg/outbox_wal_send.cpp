@@ -28,14 +28,17 @@ SavedPlan insert_deferred_plan(
     " VALUES ($1, $2, $3, $4, $5, $6::pg_catalog.jsonb, $7::pg_catalog.jsonb, $8, pg_catalog.now())",
     {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, TEXTOID, TEXTOID, OIDOID});
 
-bool wal_mode() { return outbox_transport == static_cast<int>(OutboxTransport::wal); }
-
 }  // namespace
 
-bool goes_through_wal(bool has_key, bool has_deliver_at) { return wal_mode() && !has_key && !has_deliver_at; }
-
-bool keyed_goes_through_wal(bool has_deliver_at, bool has_explicit_id) {
-    return wal_mode() && !has_deliver_at && !has_explicit_id && key_seq_memory_available();
+RouteFacts route_facts_at_send(bool has_key, bool has_deliver_at, bool has_explicit_id) {
+    RouteFacts facts;
+    facts.transport =
+        outbox_transport == static_cast<int>(OutboxTransport::wal) ? Transport::wal : Transport::table;
+    facts.has_key = has_key;
+    facts.has_deliver_at = has_deliver_at;
+    facts.explicit_id = has_explicit_id;
+    facts.preloaded = key_seq_memory_available();
+    return facts;
 }
 
 WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers) {

@@ -6,25 +6,17 @@
 // pre-commit step, which chooses its home under the key's lock (outbox_key_order.hpp).
 #pragma once
 
+#include "../core/message_route.hpp"
 #include "../core/uuid_v7.hpp"
 #include "../core/wal_message.hpp"
 #include "postgres_headers.hpp"
 
 namespace once::pg {
 
-// Whether once.send / once.send_many write this unkeyed message to the WAL at once:
-// once.transport is 'wal', the message has no key (keyed messages: keyed_goes_through_wal)
-// and no deliver_at (the stream has no notion of later). A producer-chosen message_id rides
-// the WAL too, as the id once.send derives from it (message_ids.hpp); the table's check of a
-// repeated id (ON CONFLICT, message_id_conflict) has no counterpart in the stream: a repeat
-// is a second message with the same id, which consumers deduplicate by id as they do a
-// relay's redelivery.
-bool goes_through_wal(bool has_key, bool has_deliver_at);
-
-// Whether a keyed message may ride the WAL (its home is then chosen at pre-commit): wal mode,
-// no deliver_at, no explicit message_id (its repeat check needs the row), and pg_once
-// preloaded (the greatest key_seq per bucket lives in shared memory: key_seq_memory.hpp).
-bool keyed_goes_through_wal(bool has_deliver_at, bool has_explicit_id);
+// The facts core/message_route.hpp routes a message of once.send / once.send_many by, at send:
+// once.transport and whether pg_once is preloaded (the greatest key_seq per bucket lives in
+// shared memory: key_seq_memory.hpp), with the message's own.
+RouteFacts route_facts_at_send(bool has_key, bool has_deliver_at, bool has_explicit_id);
 
 // The message once.send would write, without key order (the caller sets key, key_owner,
 // key_seq); refuses in a read-only transaction as the table's insert does. created_at is the
