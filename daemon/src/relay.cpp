@@ -15,12 +15,6 @@
 
 namespace once::relay {
 
-namespace {
-int64_t unix_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-}  // namespace
-
 Millis reconnect_delay(int failures, Millis cap, double u) {
     BackoffPolicy p{100, std::max<int64_t>(100, cap.count())};
     return Millis(backoff_delay_ms(p, std::max(1, std::min(failures, 30)), u));
@@ -59,12 +53,13 @@ Relay::Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Met
              SystemdNotifier& notifier, Wiring wiring)
     : opt_(std::move(options)), reloader_(std::move(reloader)), sink_(std::move(sink)), metrics_(metrics),
       signals_(signals), notifier_(notifier), db_(std::move(wiring.db)), wiring_(std::move(wiring)),
-      mode_(resolve_claim_mode(opt_.claim_mode, sink_->preferred_claim_mode())), rng_(std::random_device{}()) {
-    std::unique_ptr<PgLockedTx> claim_connection;
-    if (mode_ == ClaimMode::leased && wiring_.leased_claim_connection) claim_connection = wiring_.leased_claim_connection();
-    leased_ = std::make_unique<LeasedClaims>(*db_, metrics_, std::move(claim_connection));
-    if (mode_ == ClaimMode::locked)
-        locked_ = std::make_unique<LockedLanes>(kOpenBatches, wiring_.locked_tx, locked_publish_limit(opt_.lease), metrics_);
+      rng_(std::random_device{}()) {
+    TableClaims::Config table;
+    table.mode = resolve_claim_mode(opt_.claim_mode, sink_->preferred_claim_mode());
+    table.leased_claim_connection = wiring_.leased_claim_connection;
+    table.locked_tx = wiring_.locked_tx;
+    table.locked_publish_limit = locked_publish_limit(opt_.lease);
+    table_ = std::make_unique<TableClaims>(*db_, metrics_, std::move(table));
     if (wiring_.wal_reader)
         wal_ = std::make_unique<WalStream>(std::move(wiring_.wal_reader), std::move(wiring_.wal_store), metrics_, opt_.reconnect_max,
                                             opt_.topics, opt_.wal_accept_slot_loss_on_failover);
@@ -85,7 +80,7 @@ int64_t Relay::ms_until(Clock::time_point t) const {
 
 int Relay::run() {
     spdlog::info("once-relay {} starting as \"{}\": sink {}, claim mode {}{}, batch {}, lease {}, max-in-flight {}", ONCE_VERSION,
-                 opt_.name, sink_->describe(), claim_mode_name(mode_), opt_.claim_mode == "auto" ? " (auto)" : "", opt_.batch,
+                 opt_.name, sink_->describe(), claim_mode_name(table_->mode()), opt_.claim_mode == "auto" ? " (auto)" : "", opt_.batch,
                  format_duration(opt_.lease), opt_.max_in_flight);
     if (wal_)
         spdlog::info("transport wal: streaming slot {} (publication {}) beside the outbox table", opt_.wal_slot,
@@ -111,7 +106,7 @@ int Relay::run() {
         }
     }
     if (db_->connected()) {   // (leased acks kept while the database was away)
-        try { leased_->flush_pending_acks(); } catch (const std::exception&) {}
+        try { table_->flush_pending_acks(); } catch (const std::exception&) {}
     }
     if (wal_) wal_->close();   // (the last status update carries the confirmed position)
     log_stats(true);
@@ -120,47 +115,32 @@ int Relay::run() {
 }
 
 void Relay::step() {
-    if (!db_->connected() && table_open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
-    if (wal_) wal_step();
-    collect_claims();
-    // Leased batches settle on the LISTEN connection (with it away, their acks are kept).
-    settle(*leased_);
+    if (!db_->connected() && table_->open_count() == 0 && Clock::now() >= reconnect_at_) connect_db();
+    for (ClaimSource* s : sources()) s->pump(Clock::now());
+    for (ClaimSource* s : sources()) open_answers(*s);
+    // Settled before claiming: a key's next message is claimable only once its previous one
+    // is settled. (With the database away, leased acks are kept for after the reconnect;
+    // locked batches settle on their own connections, the stream's by acks and write-backs.)
+    for (ClaimSource* s : sources())
+        s->settle_finished([this, s](const SettleOutcome& o) { on_settled(*s, o); });
     if (db_->connected()) {
         maintenance();
         sink_health(sink_->ready());
-        if (may_claim()) claim();
     }
-    if (locked_) locked_->keep_claims(Clock::now());   // (leases: extend_leases, after poll)
+    claim_from_each();
+    for (ClaimSource* s : sources()) s->keep_claims(Clock::now());
     dispatch();
-    // The batch just handed to the sink lets the next claim go out now, before the settles
-    // below wait for their COMMITs: the server runs that claim meanwhile.
-    if (db_->connected() && may_claim()) claim();
-    // Locked batches settle on their own connections, whatever happened to db_.
-    if (locked_) settle(*locked_);
-    // The stream's batches settle by acks and write-backs; the slot's position follows.
-    if (wal_) wal_->settle_finished([this](const SettleOutcome&) { failures_logged_ = 0; });
+    // The batch just handed to the sink lets the next claim go out now, before the loop waits:
+    // the server runs that claim meanwhile.
+    claim_from_each();
     wait_and_process();
-}
-
-bool Relay::wal_may_claim() const { return wal_ && !stopping_ && sink_ready_ && wal_->may_claim(); }
-
-void Relay::wal_step() {
-    wal_->pump(Clock::now());
-    if (!wal_may_claim()) return;
-    wal_->start_claim(ClaimRequest{opt_.batch, opt_.lease, {}, 0});
-    for (ClaimAnswer& a : wal_->collect_claims()) {
-        metrics_.batches++;
-        uint64_t first = next_token_;
-        next_token_ += a.messages.size();
-        wal_->open_batch(a.lane, Batch(std::move(a.messages), first, Clock::now()));
-    }
 }
 
 std::vector<Batch*> Relay::open_batches() {
     std::vector<Batch*> out;
     for (ClaimSource* s : sources()) s->open_batches(out);
-    if (locked_ || wal_)   // oldest first (from every source): tokens grow with every claim
-        std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
+    // oldest first (from every source): tokens grow with every claim
+    std::sort(out.begin(), out.end(), [](const Batch* a, const Batch* b) { return a->end_token() < b->end_token(); });
     return out;
 }
 
@@ -170,65 +150,28 @@ size_t Relay::open_count() const {   // (a claim still out counts: its answer ma
     return n;
 }
 
-size_t Relay::table_open_count() const {
-    size_t n = leased_->open_count();
-    if (locked_) n += locked_->open_count();
-    return n;
-}
-
 std::vector<ClaimSource*> Relay::sources() const {
-    // The leased claims always (the leased mode, or the locked mode's fallback after a failed
-    // settlement), the locked lanes in the locked mode, the WAL stream with --transport wal.
-    std::vector<ClaimSource*> out{leased_.get()};
-    if (locked_) out.push_back(locked_.get());
+    std::vector<ClaimSource*> out{table_.get()};
     if (wal_) out.push_back(wal_.get());
     return out;
 }
 
 void Relay::want_claim() {
-    need_claim_ = true;
-    ++want_claims_;
+    for (ClaimSource* s : sources()) s->wake();
 }
 
-bool Relay::claims_locked() const { return mode_ == ClaimMode::locked && Clock::now() >= leased_until_; }
+bool Relay::may_claim(const ClaimSource& source) const { return !stopping_ && sink_ready_ && source.may_claim(); }
 
-bool Relay::may_claim() const {
-    if (stopping_ || !db_->connected() || !sink_ready_ || table_open_count() >= kOpenBatches) return false;
-    if (!leased_->may_claim()) return false;   // a leased claim out, or the sink has work queued
-    // (a second claim beside one still out only while a backlog drains: see LockedLanes)
-    if (claims_locked() && !locked_->may_claim()) return false;
-    return need_claim_ || Clock::now() >= next_poll_;
-}
-
-ClaimSource& Relay::claim_source() {
-    if (claims_locked()) return *locked_;
-    return *leased_;
-}
-
-void Relay::claim() {
-    next_poll_ = Clock::now() + opt_.poll_interval;
-    claim_source().start_claim(ClaimRequest{opt_.batch, opt_.lease, opt_.topics, want_claims_});   // DbLost: run() backs off
-    need_claim_ = false;   // until the answer, or a wake-up, says otherwise
-    // (A claim made on the LISTEN connection is answered already: settlement_due() makes the
-    // next poll() return at once, and the next turn opens its batch before dispatching.)
-}
-
-void Relay::collect_claims() {
+void Relay::claim_from_each() {
     for (ClaimSource* s : sources())
-        if (s != wal_.get()) collect_claims_of(*s);   // (the stream's: wal_step)
+        if (may_claim(*s)) s->start_claim(ClaimRequest{opt_.batch, opt_.lease, opt_.topics, 0, opt_.poll_interval});   // DbLost: run() backs off
 }
 
-void Relay::collect_claims_of(ClaimSource& source) {
+void Relay::open_answers(ClaimSource& source) {
     for (ClaimAnswer& a : source.collect_claims()) {   // DbLost / server error: run() backs off
-        metrics_.last_claim_unix_ms = unix_ms();
-        // Claim again at once after any non-empty batch, not only after a full one: an outbox
-        // that hands out one message per key per claim returns short batches while a backlog
-        // remains. The next empty claim ends the drain, unless something asked for a claim
-        // while this one was out (its snapshot may predate that commit).
-        if (!a.messages.empty() || want_claims_ != a.claim_wants) need_claim_ = true;
         if (a.messages.empty()) continue;
         // Claimed while SIGTERM or a lost database arrived: publish none of it, give it all back.
-        const char* refused = stopping_ ? "relay stopping" : !db_->connected() ? "database connection lost" : nullptr;
+        const char* refused = stopping_ ? "relay stopping" : a.refused;
         if (refused && source.give_back_unopened(a.lane)) continue;   // (locked: rolled back untouched)
         metrics_.batches++;
         failures_logged_ = 0;
@@ -252,7 +195,11 @@ void Relay::wait_and_process() {
     if (db_->connected() && db_->consume_wakeups()) want_claim();
     bool draining = open_count() > 0 && (stopping_ || !db_->connected());
     int64_t timeout = 60000;
-    if (may_claim() || wal_may_claim()) timeout = 0;
+    for (const ClaimSource* s : sources()) {
+        if (may_claim(*s)) timeout = 0;
+        std::optional<Clock::time_point> due = s->claim_due();
+        if (due && !stopping_) timeout = std::min<int64_t>(timeout, ms_until(*due));
+    }
     if (wal_ && !wal_->is_open() && !stopping_) timeout = std::min<int64_t>(timeout, 100);   // (its reopen timer)
     int st = sink_->poll_timeout_ms();
     if (st >= 0) timeout = std::min<int64_t>(timeout, st);
@@ -262,10 +209,9 @@ void Relay::wait_and_process() {
             if (s->settlement_due()) timeout = 0;
     }
     if (db_->connected()) {
-        if (!stopping_) timeout = std::min<int64_t>(timeout, ms_until(next_poll_));
         if (!sink_ready_) timeout = std::min<int64_t>(timeout, 200);   // ask the sink again
         if (opt_.maintenance) timeout = std::min<int64_t>(timeout, ms_until(std::min(next_purge_, next_saga_tick_)));
-    } else if (table_open_count() == 0) {
+    } else if (table_->open_count() == 0) {
         timeout = std::min<int64_t>(timeout, ms_until(reconnect_at_));
     }
     if (draining) timeout = std::min<int64_t>(timeout, ms_until(drain_deadline_));
@@ -290,7 +236,6 @@ void Relay::wait_and_process() {
     metrics_.in_flight = static_cast<int64_t>(sink_->in_flight());
     drain_deadline_check();
     if (fds[1].revents && db_->connected() && db_->consume_wakeups()) want_claim();
-    extend_leases();
 }
 
 void Relay::apply(std::vector<Outcome>& outcomes) {
@@ -324,10 +269,6 @@ void Relay::apply(std::vector<Outcome>& outcomes) {
     outcomes.clear();
 }
 
-void Relay::extend_leases() {
-    if (db_->connected()) leased_->keep_claims(Clock::now());
-}
-
 void Relay::stop_batches(const std::string& why, Clock::time_point deadline) {
     for (ClaimSource* s : sources()) s->stop(why);   // (locked batches go on: they commit or roll back whole)
     drain_deadline_ = deadline;
@@ -353,54 +294,25 @@ void Relay::drain_deadline_check() {
 
 // ------------------------------------------------------------------------------ settling
 
-void Relay::settle(ClaimSource& source) {
-    source.settle_finished([this](const SettleOutcome& o) { on_settled(o); });
-}
-
-void Relay::on_settled(const SettleOutcome& o) {
-    // Claim again: a claim made while this batch was open could not have the next
-    // message of its keys, so an empty answer then did not mean the outbox was drained.
-    want_claim();
+void Relay::on_settled(const ClaimSource& source, const SettleOutcome& o) {
     if (!o.given_back) return;
     metrics_.given_back += o.batch_size;
     spdlog::warn("batch of {} message(s) given back, the outbox has them all again: {}", o.batch_size, o.error);
     // Reconnect everything with backoff. A failure on a healthy connection backs off the
     // same way: the messages are back untouched, and claiming them again at once could
     // repeat the failure in a tight loop that never counts an attempt.
+    // (A locked batch given back on a healthy connection: the table leases for a while.)
     if (o.connection_lost) throw DbLost(o.error);
-    leased_until_ = Clock::now() + kLeasedAfterFailure;
-    spdlog::warn("claims are leased for the next {}s, so that attempts are counted while settling fails",
-                 kLeasedAfterFailure.count());
-    throw std::runtime_error("settling a locked batch failed: " + o.error);
+    throw std::runtime_error(std::string("settling a ") + claim_mode_name(source.mode()) + " batch failed: " + o.error);
 }
 
 // ------------------------------------------------------------------------------ database
-
-void Relay::connect_lanes() {
-    if (mode_ != ClaimMode::locked) return;
-    if (!locked_->connect()) {
-        // pg_once SQL before 0.2: no once.claim_locked (each lane's connect looks for it): use
-        // the leased mode for the rest of this run.
-        spdlog::warn("the database has no once.claim_locked(text,integer,text[]) (pg_once SQL before 0.2: run ALTER "
-                     "EXTENSION pg_once UPDATE); using the leased claim mode");
-        mode_ = ClaimMode::leased;
-        locked_.reset();
-        return;
-    }
-    if (!mode_probed_) spdlog::info("claim mode locked: {} transaction connection(s)", locked_->size());
-}
 
 void Relay::connect_db() {
     std::optional<WaitingCount> waiting;   // for the line that ends an outage
     try {
         db_->connect();
-        connect_lanes();
-        if (mode_ == ClaimMode::leased) {
-            if (!leased_->has_claim_connection() && wiring_.leased_claim_connection)   // (after a fallback from locked)
-                leased_->use_claim_connection(wiring_.leased_claim_connection());
-            leased_->connect();
-        }
-        mode_probed_ = true;
+        table_->connect();
         if (db_outage_.active()) waiting = db_->waiting_messages();
     } catch (const SessionRequired&) {
         throw;

@@ -2,30 +2,32 @@
 // any non-empty batch -> when a claim comes back empty, wait for a wake-up, the poll
 // interval, a timer or a signal.
 //
-// Overlapped: up to kOpenBatches claimed batches are open at once. The next claim is made as
-// soon as the current batch is wholly handed to the sink, so the database works on the next
-// claim while the sink works on the current batch, and a finished batch is settled while the
-// next one publishes. Batches open together never share a key: the outbox hands out a key's
-// next message only after the previous one was settled. One thread, one poll() call site,
-// the loop's state in this object; what a batch decides (order per key, holding back, leases)
-// lives in Batch, and each claim mode is its own type (claim/):
+// Overlapped: up to TableClaims::kOpenBatches claimed batches of the table are open at once.
+// The next claim is made as soon as the current batch is wholly handed to the sink, so the
+// database works on the next claim while the sink works on the current batch, and a finished
+// batch is settled while the next one publishes. Batches open together never share a key: the
+// outbox hands out a key's next message only after the previous one was settled. One thread,
+// one poll() call site, the loop's state in this object; what a batch decides (order per key,
+// holding back, leases) lives in Batch, and each claim source is its own type (claim/), all
+// driven alike by one loop step (claim/claim_source.hpp):
 //
-// Two claim modes (--claim-mode, claim/claim_mode.hpp):
-//  * leased (claim/leased_claims.hpp): once.claim with a lease, sent without waiting on a
-//    connection of its own, settled later with once.ack/nack/dead on the LISTEN connection
-//    (db_); leases extended while the sink works.
-//  * locked (claim/locked_lanes.hpp): each open batch is a transaction on its own connection:
-//    BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead + COMMIT in one
-//    flight. db_ only LISTENs and runs maintenance. A failed transaction gives its batch back.
-//    Claims are sent without waiting: while a backlog drains, both lanes claim side by side,
-//    so the database scans on two cores while the relay publishes and settles.
-// With --transport wal the replication stream is one more source (claim/wal_stream.hpp),
-// beside the table's claim mode, which still serves written-back and table messages.
+//  * the outbox table (claim/table_claims.hpp), in one of two claim modes (--claim-mode,
+//    claim/claim_mode.hpp):
+//    - leased (claim/leased_claims.hpp): once.claim with a lease, sent without waiting on a
+//      connection of its own, settled later with once.ack/nack/dead on the LISTEN connection
+//      (db_); leases extended while the sink works.
+//    - locked (claim/locked_lanes.hpp): each open batch is a transaction on its own
+//      connection: BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead +
+//      COMMIT in one flight. db_ only LISTENs and runs maintenance. A failed transaction gives
+//      its batch back (and the table leases for a while: TableClaims). Claims are sent without
+//      waiting: while a backlog drains, both lanes claim side by side, so the database scans
+//      on two cores while the relay publishes and settles.
+//  * with --transport wal, the WAL stream beside it (claim/wal_stream.hpp).
 #pragma once
 
 #include "batch.hpp"
-#include "claim/leased_claims.hpp"
 #include "claim/locked_lanes.hpp"
+#include "claim/table_claims.hpp"
 #include "claim/wal_stream.hpp"
 #include "outbox/locked_tx.hpp"
 #include "metrics.hpp"
@@ -56,14 +58,6 @@ public:
     using Clock = std::chrono::steady_clock;
     using Reloader = std::function<Options()>;   // re-reads argv + config file; throws if invalid
 
-    // Claimed batches open at the same time: one publishing, the next claimed behind it.
-    static constexpr size_t kOpenBatches = 2;
-    // Locked mode: how long claims are leased after a settlement failed on a healthy
-    // connection. A rolled-back batch comes back with no attempt counted, so a message whose
-    // settlement always fails would come back forever; leased, its attempts are counted and
-    // it ends as a dead letter like any other.
-    static constexpr std::chrono::seconds kLeasedAfterFailure{60};
-
     Relay(Options options, Reloader reloader, std::unique_ptr<Sink> sink, Metrics& metrics, SignalFd& signals,
           SystemdNotifier& notifier);
 
@@ -84,27 +78,18 @@ public:
     int run();
 
 private:
-    void step();                            // one turn of the loop (may throw DbLost)
-    bool may_claim() const;
-    bool claims_locked() const;             // locked mode, and not leasing after a failure
-    void claim();                           // on claim_source(): the one claim path
-    ClaimSource& claim_source();            // locked lanes, unless leasing after a failure
-    void collect_claims_of(ClaimSource& source);   // a batch for each answer with messages
+    void step();                            // one turn of the loop, every source alike (may throw DbLost)
+    bool may_claim(const ClaimSource& source) const;
+    void claim_from_each();                 // a claim from every source that may
+    void open_answers(ClaimSource& source); // a batch for each answer with messages
     void dispatch();
     void wait_and_process();                // the one poll(): sink, database socket, signals, timers
     void apply(std::vector<Outcome>& outcomes);
-    void extend_leases();
-    void settle(ClaimSource& source);       // what is finished: ack/nack/dead (+ COMMIT)
-    void on_settled(const SettleOutcome& o);  // wake-up; a batch given back: back off
-    void collect_claims();                  // open a batch for each claim answered (either mode)
-    void wal_step();                        // --transport wal: read the stream, claim from it, open its batch
-    bool wal_may_claim() const;
-    size_t table_open_count() const;        // open batches and claims out of the table's sources
-    void want_claim();                      // something may be claimable: claim again soon
-    std::vector<Batch*> open_batches();     // oldest first, either mode
+    void on_settled(const ClaimSource& source, const SettleOutcome& o);  // a batch given back: back off
+    void want_claim();                      // something may be claimable: every source claims again soon
+    std::vector<Batch*> open_batches();     // oldest first, of every source
     size_t open_count() const;
     std::vector<ClaimSource*> sources() const;   // every claim source the relay has
-    void connect_lanes();
     void drain_deadline_check();
     void stop_batches(const std::string& why, Clock::time_point deadline);
 
@@ -127,27 +112,18 @@ private:
     SystemdNotifier& notifier_;
     std::unique_ptr<OutboxSession> db_;
     Wiring wiring_;                         // (for the connections made later)
-    ClaimMode mode_;
-    bool mode_probed_ = false;              // the locked mode's first connect was logged
-    std::unique_ptr<LockedLanes> locked_;   // locked mode: kOpenBatches transaction connections
-    // Leased claims: the leased mode, and the locked mode for kLeasedAfterFailure after a
-    // failed settlement (then on db_, with no claim connection of their own).
-    std::unique_ptr<LeasedClaims> leased_;
-    std::unique_ptr<WalStream> wal_;        // --transport wal: beside the table's source
+    std::unique_ptr<TableClaims> table_;    // the outbox table: locked lanes or leased claims
+    std::unique_ptr<WalStream> wal_;        // --transport wal: beside the table
     std::mt19937_64 rng_;
 
     SignalEvents events_;
     bool stopping_ = false;
     bool ready_sent_ = false;
-    bool need_claim_ = true;
-    uint64_t want_claims_ = 0;              // counts want_claim(): a wake-up during a claim survives it
     bool sink_ready_ = false;
     bool ever_connected_ = false;
     int connect_failures_ = 0;
     int failures_logged_ = 0;               // sink errors logged at warn since the last claim
     Clock::time_point reconnect_at_{};
-    Clock::time_point next_poll_{};
-    Clock::time_point leased_until_{};      // see kLeasedAfterFailure
     Clock::time_point next_purge_{};
     Clock::time_point next_saga_tick_{};
     std::optional<Clock::time_point> maintenance_denied_since_;  // another session holds the timer lock

@@ -1,11 +1,13 @@
-// One interface for every way the relay takes messages from the outbox: locked lanes
-// (claim/locked_lanes.hpp), leased claims (claim/leased_claims.hpp) and the WAL stream
-// (claim/wal_stream.hpp).
-// Batches come in (claims answered), settle outcomes go out (one per batch settled); in
-// between the relay publishes the open batches through the sink.
+// One interface for every way the relay takes messages from the outbox: the outbox table
+// (claim/table_claims.hpp: its locked lanes, claim/locked_lanes.hpp, and leased claims,
+// claim/leased_claims.hpp) and the WAL stream (claim/wal_stream.hpp). Batches come in (claims
+// answered), settle outcomes go out (one per batch settled); in between the relay publishes
+// the open batches through the sink. The relay drives every source alike, in one loop step.
 //
-// A source keeps its own connections and the state of each open batch; the relay decides when
-// to claim (wake-ups, the poll interval, stopping) and numbers the messages for the sink.
+// A source keeps its own connections and the state of each open batch, and says when it has
+// room and reason to claim (may_claim: the table on a wake-up or the poll interval, the stream
+// when messages are queued); the relay holds claims back while it stops or the sink is not
+// ready, and numbers the messages for the sink.
 #pragma once
 
 #include "batch.hpp"
@@ -15,6 +17,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,13 +29,16 @@ struct ClaimRequest {
     int batch;                          // messages at most
     Millis lease;                       // leased claims: how long they are held
     std::vector<std::string> topics;    // topic patterns; empty: all
-    uint64_t claim_wants;               // the relay's wake-up count when the claim is sent
+    uint64_t claim_wants;               // the wake-up count when the claim is sent (TableClaims sets
+                                        // it for the sources it drives)
+    Millis poll_interval{0};            // a source that polls: claim again after this long anyway
 };
 
 struct ClaimAnswer {
     size_t lane;                        // where to open its batch (open_batch)
     std::vector<Message> messages;      // empty: nothing claimable
     uint64_t claim_wants;               // as in the request it answers
+    const char* refused = nullptr;      // not to be published, and why (the database went away)
 };
 
 struct SettleOutcome {
@@ -48,9 +54,17 @@ public:
     virtual ~ClaimSource() = default;
     virtual ClaimMode mode() const = 0;
 
-    // Room for a claim now (the relay also waits until every open batch is wholly handed to
-    // the sink).
+    // Work of the source's own at the start of every loop step (the WAL stream reads its
+    // replication connection and confirms).
+    virtual void pump(Clock::time_point /*now*/) {}
+    // Something may be claimable (a NOTIFY on the outbox's channel, a reconnect): claim soon.
+    virtual void wake() {}
+    // Room and reason for a claim now (the relay also waits while it stops or the sink is not
+    // ready).
     virtual bool may_claim() const = 0;
+    // When a claim is due without a wake-up (the poll interval): the relay's poll() returns
+    // by then. nullopt: none.
+    virtual std::optional<Clock::time_point> claim_due() const { return std::nullopt; }
     // Sends a claim without waiting. Throws DbLost, or std::runtime_error when refused.
     virtual void start_claim(const ClaimRequest& request) = 0;
     // Every claim answer that has arrived. Throws like start_claim.

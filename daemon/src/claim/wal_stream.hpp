@@ -118,7 +118,7 @@ public:
 
     // Opens the stream when due, reads what has arrived, confirms what may be. Never throws:
     // a failure is logged and the stream reopens with backoff.
-    void pump(Clock::time_point now);
+    void pump(Clock::time_point now) override;
     // Closes the stream (after a last status update with the confirmed position).
     void close();
     // The relay is stopping: nothing more is claimed, the stream closes once the open batches
