@@ -1,0 +1,59 @@
+#include "pages/inbox.hpp"
+
+#include "html.hpp"
+#include "pages/format.hpp"
+
+#include <optional>
+#include <sstream>
+
+namespace once::console {
+
+InboxModel load_inbox(Tx& tx, const std::string& after) {
+    std::optional<std::string> after_source, after_id;
+    auto bar = after.find('|');
+    if (bar != std::string::npos) { after_source = after.substr(0, bar); after_id = after.substr(bar + 1); }
+    auto rows = tx.query("SELECT * FROM once.console_inbox_poison($1, $2, $3)", {after_source, after_id, std::to_string(kPage)});
+    auto subs = tx.query("SELECT * FROM once.console_subscriptions()", {});
+    InboxModel m;
+    for (int i = 0; i < rows.size(); ++i)
+        m.poison.push_back({rows(i, "source"), rows(i, "message_id"), rows(i, "topic"), rows(i, "attempts"),
+                            rows(i, "first_failed_at"), rows(i, "last_failed_at"), rows(i, "last_error")});
+    for (int i = 0; i < subs.size(); ++i)
+        m.subscriptions.push_back({subs(i, "topic_pattern"), subs(i, "handler"), subs(i, "subscribed_at"),
+                                   subs(i, "handler_exists") == "t"});
+    return m;
+}
+
+std::string render_inbox(const InboxModel& m) {
+    std::ostringstream b;
+    b << "<p class=muted>Poison messages failed their source's max attempts; once.deliver refuses them until they are "
+         "retried (fix the handler or the data first).</p><table id=poison><tr><th>source</th><th>message id</th><th>topic</th>"
+         "<th>attempts</th><th>first failed</th><th>last failed</th><th>last error</th><th></th></tr>";
+    for (auto& r : m.poison) {
+        b << "<tr class=attn><td>" << esc(r.source) << "</td><td>" << esc(r.message_id) << "</td><td>" << esc(r.topic)
+          << "</td><td class=num>" << r.attempts << "</td><td>" << ts(r.first_failed_at) << "</td><td>"
+          << ts(r.last_failed_at) << "</td><td>" << esc(r.last_error)
+          << "</td><td><form method=post action=\"/other/confirm\"><input type=hidden name=csrf value=\"" << m.csrf
+          << "\"><input type=hidden name=op value=inbox_retry><input type=hidden name=a value=\"" << esc(r.source)
+          << "\"><input type=hidden name=b value=\"" << esc(r.message_id)
+          << "\"><button type=submit>Retry…</button></form></td></tr>";
+    }
+    if (m.poison.empty()) b << "<tr><td colspan=8 class=muted>No poison messages.</td></tr>";
+    b << "</table>";
+    if (m.poison.size() == kPage)
+        b << "<p><a id=older href=\"/inbox?after=" << url_encode(m.poison.back().source + "|" + m.poison.back().message_id)
+          << "\">More →</a></p>";
+    // Subscriptions: one whose handler was dropped (while event triggers were off) is marked.
+    b << "<h2>Subscriptions</h2><table id=subscriptions><tr><th>topic pattern</th><th>handler</th><th>since</th></tr>";
+    for (auto& s : m.subscriptions) {
+        bool gone = !s.handler_exists;
+        b << "<tr" << (gone ? " class=attn" : "") << "><td>" << esc(s.topic_pattern) << "</td><td>" << esc(s.handler)
+          << (gone ? " <b class=handler-gone>handler dropped: deliver fails (ON305); once.unsubscribe it</b>" : "")
+          << "</td><td>" << ts(s.subscribed_at) << "</td></tr>";
+    }
+    if (m.subscriptions.empty()) b << "<tr><td colspan=3 class=muted>No subscriptions.</td></tr>";
+    b << "</table>";
+    return b.str();
+}
+
+}  // namespace once::console

@@ -1,0 +1,31 @@
+#include "page_test_util.hpp"
+#include "pages/inbox.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace once::console;
+
+TEST(InboxPage, EmptyListsSaySo) {
+    std::string html = render_inbox({});
+    EXPECT_TRUE(contains(html, "No poison messages."));
+    EXPECT_TRUE(contains(html, "No subscriptions."));
+}
+
+TEST(InboxPage, EscapesPoisonMessagesAndOffersARetry) {
+    InboxModel m;
+    m.poison.push_back({"<src>", "m\"1", "t", "5", "", "", "err & more"});
+    m.csrf = "tok";
+    std::string html = render_inbox(m);
+    EXPECT_TRUE(contains(html, "<tr class=attn><td>&lt;src&gt;</td><td>m&quot;1</td>"));
+    EXPECT_TRUE(contains(html, "<td>err &amp; more</td>"));
+    EXPECT_TRUE(contains(html, "name=op value=inbox_retry><input type=hidden name=a value=\"&lt;src&gt;\""));
+}
+
+TEST(InboxPage, MarksASubscriptionWhoseHandlerWasDropped) {
+    InboxModel m;
+    m.subscriptions.push_back({"orders.*", "public.gone", "", false});
+    m.subscriptions.push_back({"users.*", "public.here", "", true});
+    std::string html = render_inbox(m);
+    EXPECT_TRUE(contains(html, "<tr class=attn><td>orders.*</td><td>public.gone <b class=handler-gone>"));
+    EXPECT_TRUE(contains(html, "<tr><td>users.*</td><td>public.here</td>"));
+}
