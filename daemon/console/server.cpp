@@ -2,6 +2,7 @@
 
 #include "html.hpp"
 #include "http_listener.hpp"
+#include "operator_actions.hpp"
 #include "pages/actions.hpp"
 #include "pages/blocked_keys.hpp"
 #include "pages/dead_letters.hpp"
@@ -337,14 +338,11 @@ Response Console::dead_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "/dead", "<div class=error id=error>Your role (viewer) cannot " + op + ".</div>");
         return r;
     }
-    std::string arr = "{";
-    for (size_t i = 0; i < ids.size(); ++i) arr += (i ? "," : "") + ids[i];
-    arr += "}";
     Tx tx(db_, c.session.role, false);
-    auto n = tx.query("SELECT once.console_" + op + "($1, $2::uuid[])", {c.session.user, arr});
+    std::string n = run_dead_letter_action(tx, c.session.user, op, ids);
     tx.commit();
-    spdlog::info("{} {}: {} of {} dead letter(s)", c.session.user, op, n.get(0, 0), ids.size());
-    sessions_.set_flash(c.session_id, (op == "redrive" ? "Redrove " : "Discarded ") + n.get(0, 0) + " of " +
+    spdlog::info("{} {}: {} of {} dead letter(s)", c.session.user, op, n, ids.size());
+    sessions_.set_flash(c.session_id, (op == "redrive" ? "Redrove " : "Discarded ") + n + " of " +
                                           std::to_string(ids.size()) + " dead letter(s).");
     return redirect("/dead");
 }
@@ -405,12 +403,10 @@ Response Console::saga_act(Ctx& c, const Request& req) {
         return r;
     }
     Tx tx(db_, c.session.role, false);
-    auto st = op == "retry" ? tx.query("SELECT once.console_saga_retry($1, $2, $3)", {c.session.user, name, id})
-                            : tx.query("SELECT once.console_saga_abort($1, $2, $3, $4)",
-                                       {c.session.user, name, id, opt(req.field("reason"))});
+    std::string st = run_saga_action(tx, c.session.user, op, name, id, opt(req.field("reason")));
     tx.commit();
-    spdlog::info("{} saga {} {} ({}): now {}", c.session.user, op, id, name, st.get(0, 0));
-    sessions_.set_flash(c.session_id, "Saga " + id + " (" + name + "): " + op + " done, status now " + st.get(0, 0) + ".");
+    spdlog::info("{} saga {} {} ({}): now {}", c.session.user, op, id, name, st);
+    sessions_.set_flash(c.session_id, "Saga " + id + " (" + name + "): " + op + " done, status now " + st + ".");
     return redirect(saga_href(name, id));
 }
 
@@ -477,13 +473,11 @@ Response Console::small_act(Ctx& c, const Request& req) {
         return r;
     }
     Tx tx(db_, c.session.role, false);
-    auto done = op == "inbox_retry"
-                    ? tx.query("SELECT once.console_inbox_retry($1, $2, $3)", {c.session.user, a, bb})
-                    : tx.query("SELECT once.console_key_release($1, $2, $3, $4::oid)", {c.session.user, a, bb, owner});
+    std::string done = run_row_action(tx, c.session.user, op, a, bb, owner);
     tx.commit();
-    spdlog::info("{} {} {} {}{}: {}", c.session.user, op, a, bb, op == "key_release" ? " owner " + owner : "", done.get(0, 0));
+    spdlog::info("{} {} {} {}{}: {}", c.session.user, op, a, bb, op == "key_release" ? " owner " + owner : "", done);
     sessions_.set_flash(c.session_id, std::string(op == "inbox_retry" ? "Retry" : "Release") + ": " +
-                                          (done.get(0, 0) == "t" ? "done." : "nothing to do (already gone)."));
+                                          (done == "t" ? "done." : "nothing to do (already gone)."));
     return redirect(op == "inbox_retry" ? "/inbox" : "/keys?scope=" + url_encode(a) + "&key=" + url_encode(bb));
 }
 
