@@ -9,7 +9,7 @@
 // Waiting for a lock ends after kLockTimeout (WalWriteBackBusy).
 #pragma once
 
-#include "claim/wal_stream.hpp"
+#include "claim/wal_store.hpp"
 #include "duration.hpp"
 
 #include <libpq-fe.h>

@@ -1,4 +1,4 @@
-// What the relay's WAL stream source (claim/wal_stream.hpp) needs of the replication
+// What the relay's WAL stream session (claim/wal_stream_session.hpp) needs of the replication
 // connection: ReplicationStream implements it with libpq, the unit tests with a fake.
 #pragma once
 
