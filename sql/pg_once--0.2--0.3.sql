@@ -518,7 +518,7 @@ COMMENT ON FUNCTION once.subscribe(text, regprocedure, regrole) IS
 REVOKE ALL ON FUNCTION once.subscribe(text, regprocedure, regrole) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.subscribe(text, regprocedure, regrole) TO once_admin;
 
--- The role a local step function runs as (extension/src/pg/run_as.hpp): run_as, or the
+-- The role a local step function runs as (extension/src/pg/common/run_as.hpp): run_as, or the
 -- function's owner; ON306 when the owner could rewrite the function to act as run_as.
 CREATE FUNCTION once._function_run_as(fn regprocedure, run_as regrole, what text) RETURNS regrole
     AS 'MODULE_PATHNAME', 'once_function_run_as' LANGUAGE C VOLATILE;
@@ -585,7 +585,7 @@ DROP FUNCTION once._saga_local(text);
 -- the heads nobody claims. An admin can expedite or cancel any message.
 -- The lock bucket of a message key, and the buckets prepared transactions hold now (with their
 -- xids): a prepared transaction keeps the order lock of the keys it sent, and of the keys that
--- share their buckets, until COMMIT / ROLLBACK PREPARED (extension/src/pg/outbox_key_order.hpp).
+-- share their buckets, until COMMIT / ROLLBACK PREPARED (extension/src/pg/outbox/outbox_key_order.hpp).
 CREATE FUNCTION once._outbox_key_bucket(key text) RETURNS integer
     AS 'MODULE_PATHNAME', 'once_outbox_key_bucket' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION once._outbox_prepared_buckets() RETURNS TABLE (bucket integer, transaction xid)
@@ -803,7 +803,7 @@ UPDATE once.saga_instances s
 
 -- The views' two branches: see sql/src/40_saga.sql.
 -- The sagas (and their transitions) that the calling role, or a role whose privileges it has,
--- started: the views' branch for everyone but once_admin (C++, extension/src/pg/saga_views.cpp).
+-- started: the views' branch for everyone but once_admin (C++, extension/src/pg/saga/saga_views.cpp).
 -- The planner pushes no condition into a function, so a caller's conditions apply to these
 -- rows only. ROWS 100: their estimate stays small in once_admin's plans, which never run them.
 CREATE FUNCTION once._own_sagas()
@@ -1316,7 +1316,7 @@ COMMENT ON FUNCTION once.console_saga_abort(text, text, text, text) IS 'once.sag
 
 -- once.key_release of the row of one owner (its oid, once.keys.owner; 0: a key stored by 0.1),
 -- whoever that is: the same lock on (scope, key, owner) and the same delete of an in-progress
--- row (extension/src/pg/idempotency.cpp). key_release itself picks the caller's row, which
+-- row (extension/src/pg/idempotency/idempotency.cpp). key_release itself picks the caller's row, which
 -- the console's admin does not have, and refuses (ON106) when several roles stored the key.
 CREATE FUNCTION once._key_release_owned(scope text, key text, owner oid) RETURNS boolean
     AS 'MODULE_PATHNAME', 'once_key_release_owned' LANGUAGE C VOLATILE;

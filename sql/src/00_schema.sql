@@ -31,7 +31,7 @@ REVOKE ALL ON SCHEMA once FROM PUBLIC;
 GRANT USAGE ON SCHEMA once TO once_producer, once_consumer, once_relay, once_admin;
 GRANT once_producer, once_consumer, once_relay TO once_admin;
 
--- Self-test of the C++/PostgreSQL error boundary (see extension/src/pg/selftest.cpp).
+-- Self-test of the C++/PostgreSQL error boundary (see extension/src/pg/common/selftest.cpp).
 CREATE FUNCTION once.guard_selftest(mode text) RETURNS text
     AS 'MODULE_PATHNAME', 'once_guard_selftest' LANGUAGE C VOLATILE;
 REVOKE ALL ON FUNCTION once.guard_selftest(text) FROM PUBLIC;

@@ -318,7 +318,7 @@ GRANT SELECT ON TABLE once.dead_letters TO once_admin, once_relay;
 
 -- The lock bucket of a message key, and the buckets prepared transactions hold now (with their
 -- xids): a prepared transaction keeps the order lock of the keys it sent, and of the keys that
--- share their buckets, until COMMIT / ROLLBACK PREPARED (extension/src/pg/outbox_key_order.hpp).
+-- share their buckets, until COMMIT / ROLLBACK PREPARED (extension/src/pg/outbox/outbox_key_order.hpp).
 CREATE FUNCTION once._outbox_key_bucket(key text) RETURNS integer
     AS 'MODULE_PATHNAME', 'once_outbox_key_bucket' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION once._outbox_prepared_buckets() RETURNS TABLE (bucket integer, transaction xid)

@@ -118,7 +118,7 @@ CREATE EVENT TRIGGER once_inbox_handler_dropped ON sql_drop
     EXECUTE FUNCTION once._inbox_handler_dropped();
 
 -- No SET search_path on the C functions that run handlers (deliver): handlers run as their
--- run_as role or their owner (extension/src/pg/run_as.hpp), restricted and under a search_path
+-- run_as role or their owner (extension/src/pg/common/run_as.hpp), restricted and under a search_path
 -- pinned for the call (restricted_call.hpp). pg_once's own statements are qualified.
 CREATE FUNCTION once.receive(source text, message_id text, topic text DEFAULT NULL)
 RETURNS boolean

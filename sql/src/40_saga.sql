@@ -1,5 +1,5 @@
 -- Orchestrated sagas (see docs/sagas.md). The decisions are made by the C++ state machine
--- (core/saga_machine.hpp), called directly by the C++ entry points (extension/src/pg/saga.cpp,
+-- (core/saga_machine.hpp), called directly by the C++ entry points (extension/src/pg/saga/saga.cpp,
 -- saga_store.cpp, saga_tick.cpp), which load and lock the saga with saved plans, store the
 -- decision and send the commands through the outbox, all in the caller's transaction.
 
@@ -77,7 +77,7 @@ CREATE FUNCTION once._saga_compile(name text, definition jsonb) RETURNS jsonb
 CREATE FUNCTION once._saga_mermaid(name text, definition jsonb) RETURNS text
     AS 'MODULE_PATHNAME', 'once_saga_diagram' LANGUAGE C IMMUTABLE;
 
--- The role a local step function runs as (extension/src/pg/run_as.hpp): run_as, or the
+-- The role a local step function runs as (extension/src/pg/common/run_as.hpp): run_as, or the
 -- function's owner; ON306 when the owner could rewrite the function to act as run_as.
 CREATE FUNCTION once._function_run_as(fn regprocedure, run_as regrole, what text) RETURNS regrole
     AS 'MODULE_PATHNAME', 'once_function_run_as' LANGUAGE C VOLATILE;
@@ -217,10 +217,10 @@ AS $$
      WHERE s.saga_id = p_saga_id AND s.name = p_name AND s.machine->>'waiting' = 'local' AND s.status IN ('running', 'compensating')
 $$;
 
--- The timer, in C++ (extension/src/pg/saga_tick.cpp). Neither SECURITY DEFINER nor
+-- The timer, in C++ (extension/src/pg/saga/saga_tick.cpp). Neither SECURITY DEFINER nor
 -- search_path-pinned on purpose: a local step function's name is resolved under the caller's
 -- search_path; the function then runs as its run_as role or owner, restricted and under a
--- pinned search_path (extension/src/pg/restricted_call.hpp). Its own statements run as the
+-- pinned search_path (extension/src/pg/common/restricted_call.hpp). Its own statements run as the
 -- extension owner through the internal functions above (granted to nobody) and are fully
 -- schema-qualified, operators included, so a hostile search_path changes nothing in them.
 CREATE FUNCTION once.saga_tick(max integer) RETURNS integer
@@ -235,7 +235,7 @@ CREATE FUNCTION once.saga_tick() RETURNS integer
 COMMENT ON FUNCTION once.saga_tick() IS 'once.saga_tick(1000)';
 
 -- The sagas (and their transitions) that the calling role, or a role whose privileges it has,
--- started: the views' branch for everyone but once_admin (C++, extension/src/pg/saga_views.cpp).
+-- started: the views' branch for everyone but once_admin (C++, extension/src/pg/saga/saga_views.cpp).
 -- The planner pushes no condition into a function, so a caller's conditions apply to these
 -- rows only. ROWS 100: their estimate stays small in once_admin's plans, which never run them.
 CREATE FUNCTION once._own_sagas()

@@ -402,7 +402,7 @@ COMMENT ON FUNCTION once.console_inbox_retry(text, text, text) IS 'once.inbox_re
 
 -- once.key_release of the row of one owner (its oid, once.keys.owner; 0: a key stored by 0.1),
 -- whoever that is: the same lock on (scope, key, owner) and the same delete of an in-progress
--- row (extension/src/pg/idempotency.cpp). key_release itself picks the caller's row, which
+-- row (extension/src/pg/idempotency/idempotency.cpp). key_release itself picks the caller's row, which
 -- the console's admin does not have, and refuses (ON106) when several roles stored the key.
 CREATE FUNCTION once._key_release_owned(scope text, key text, owner oid) RETURNS boolean
     AS 'MODULE_PATHNAME', 'once_key_release_owned' LANGUAGE C VOLATILE;

@@ -8,7 +8,7 @@
   the code names is in the registry.
 - Options: every option of `once-relay --help` has its row in docs/relay.md's option table,
   every option of `once-console --help` in docs/console.md's, and every row names a real one.
-- Settings: every once.* setting the extension defines (extension/src/pg/settings.cpp) has its
+- Settings: every once.* setting the extension defines (extension/src/pg/common/settings.cpp) has its
   row in docs/settings.md, that table names no other, and no other page has a settings table.
 - Tests: every integration test (tests/integration/*.sh) and chaos scenario
   (tests/chaos/scenarios/*.sh) is described in docs/tests.md, and docs/tests.md names no
@@ -83,7 +83,7 @@ for name, binary, page in [("once-relay", relay_bin, "docs/relay.md"), ("once-co
     check(True, f"{name}: {len(opts)} options checked against {page}")
 
 # --- GUCs
-settings_cpp = read("extension/src/pg/settings.cpp")
+settings_cpp = read("extension/src/pg/common/settings.cpp")
 gucs = set(re.findall(r'Define\w+Variable\(\s*"(once\.[a-z_]+)"', settings_cpp))
 check(len(gucs) >= 5, f"{len(gucs)} once.* settings defined in settings.cpp")
 rows = set(re.findall(r"^\| `(once\.[a-z_]+)` \|", docs["docs/settings.md"], re.M))

@@ -1,4 +1,4 @@
--- What pg_once does differently per PostgreSQL major (extension/src/pg/compat.hpp), checked on
+-- What pg_once does differently per PostgreSQL major (extension/src/pg/common/compat.hpp), checked on
 -- the server this suite runs on. The rest of the suite is the same on every major.
 BEGIN;
 SELECT plan(4);

@@ -27,7 +27,7 @@ std::string canonical_json(std::string_view json_text);
 
 // Appends the canonical form of a number given in valid JSON number syntax (e.g. PostgreSQL's
 // numeric_out): the building block for serialisers that walk another representation, like
-// the request fingerprint that walks jsonb (extension/src/pg/fingerprint.cpp).
+// the request fingerprint that walks jsonb (extension/src/pg/idempotency/fingerprint.cpp).
 void append_canonical_number(std::string& out, std::string_view number);
 
 }  // namespace once

@@ -1,5 +1,5 @@
 // Errors raised by pure pg_once logic. The PostgreSQL boundary maps each code to its own
-// SQLSTATE (extension/src/pg/sqlstate.cpp), so core code never needs a PostgreSQL header.
+// SQLSTATE (extension/src/pg/common/sqlstate.cpp), so core code never needs a PostgreSQL header.
 #pragma once
 
 #include <stdexcept>

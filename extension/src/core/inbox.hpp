@@ -17,7 +17,7 @@ void validate_message_id(std::string_view message_id);
 struct Subscription {
     std::string pattern;   // a valid topic pattern (validate_topic_pattern)
     uint32_t handler = 0;  // the handler function's oid
-    uint32_t run_as = 0;   // the role it runs as (0: its owner; pg/run_as.hpp)
+    uint32_t run_as = 0;   // the role it runs as (0: its owner; pg/common/run_as.hpp)
 };
 
 // The subscriptions to run for `topic`, in subscription order. A handler subscribed through

@@ -1,5 +1,5 @@
 // The per-(key, owner) grouping of a transaction's keyed messages for its pre-commit step
-// (pg/outbox_key_order.cpp): a key orders the messages one role sent with it, so the step
+// (pg/outbox/outbox_key_order.cpp): a key orders the messages one role sent with it, so the step
 // handles each (key, key_owner) pair as one group, the messages of a group in send order.
 #pragma once
 

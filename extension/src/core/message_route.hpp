@@ -2,7 +2,7 @@
 // logical decoding message in the WAL (docs/settings.md, once.transport; docs/outbox.md,
 // "Transport: table or WAL"; docs/design.md, "WAL transport"). The one rule, applied at send
 // and again, for keyed WAL messages, at the transaction's pre-commit step
-// (pg/outbox_send.cpp, pg/outbox_key_order.cpp).
+// (pg/outbox/outbox_send.cpp, pg/outbox/outbox_key_order.cpp).
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
 // Outbox rules that need no server: retry decisions, argument limits, relay names and the
 // positions (time-ordered UUIDs) that order the claim scan. Unit-tested in
-// tests/unit/core/outbox_policy_test.cpp; the PostgreSQL boundary is pg/outbox_settle.cpp.
+// tests/unit/core/outbox_policy_test.cpp; the PostgreSQL boundary is pg/outbox/outbox_settle.cpp.
 #pragma once
 
 #include "backoff.hpp"

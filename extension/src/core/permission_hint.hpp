@@ -1,5 +1,5 @@
 // The hint added to PostgreSQL's own "permission denied" errors about pg_once's objects
-// (pg/permission_hint.cpp hooks emit_log_hook when pg_once is preloaded): it names the role
+// (pg/common/permission_hint.cpp hooks emit_log_hook when pg_once is preloaded): it names the role
 // to grant. A role without any pg_once grant gets "permission denied for schema once"; a
 // role with another pg_once role gets "permission denied for function send".
 #pragma once

@@ -10,7 +10,7 @@
 //   u16  topic length, then the topic bytes
 //   u16  key length, then the key bytes; 0xFFFF = no key (a key is at most 0xFFFE bytes)
 //   version 2 only: u32 key_owner (the role's oid), 16 key_seq (uuid bytes): the key's order
-//        stamp, drawn at commit under the key's lock (extension/src/pg/outbox_key_order.hpp)
+//        stamp, drawn at commit under the key's lock (extension/src/pg/outbox/outbox_key_order.hpp)
 //   u32  headers length, then the headers' JSON text; 0xFFFFFFFF = no headers
 //   u32  payload length, then the payload's JSON text
 //   16   tag: the first 16 bytes of HMAC-SHA256(key, origin || every byte before the tag)

@@ -1,0 +1,149 @@
+// once.wal_write_back: once-relay gives back a message of the WAL transport's stream that its
+// sink refused or could not take (docs/design.md, "Write-back on refusal"). The message was
+// never a row; it becomes one now, as if it had been claimed `attempts` times and nacked:
+// due again after the sink's Retry-After (retry_after) or the topic's backoff, or a dead letter when the sink refused it for good or
+// the topic's attempts are used up (the decision of once.nack, outbox_give_back.hpp). From
+// the table, backoff, dead letters and redrive apply as to every message.
+//
+// Idempotent by id: a relay that dies between the write-back's commit and confirming the
+// slot past the message reads it again and writes it back again; the second insert does
+// nothing (ON CONFLICT (id) DO NOTHING) and the function returns false.
+//
+// Checks its arguments as once.send does (topic, payload size, headers), except publishing
+// grants: the producer that emitted the message passed them, and the relay is no producer.
+// A keyed message (a stream message of format version 2) comes back with the key_owner and
+// key_seq it carried, so it sorts before the key's table messages committed after it. It is
+// fenced for the relay's slot (`slot`, stream_fence_slot) at the WAL insert position taken
+// under the key's lock (outbox_key_order.hpp): no claim takes it, nor anything behind it,
+// until that slot is confirmed past the fence (once.wal_release_fences). Why, and why per
+// slot: docs/design.md, "Per-key order between the stream and the table", rule 4.
+#include "core/outbox_policy.hpp"
+#include "pg/common/spi.hpp"
+#include "pg/outbox/outbox_args.hpp"
+#include "pg/outbox/outbox_give_back.hpp"
+#include "pg/outbox/outbox_key_order.hpp"
+#include "pg/outbox/outbox_notify.hpp"
+
+extern "C" {
+#include "utils/timestamp.h"
+}
+
+#include <optional>
+
+namespace once::pg {
+namespace {
+
+// A retry (:dead_at NULL) is due at :visible_at in claim position :pos; a dead letter has the
+// state outbox_sql::dead_letter_assignments gives a row (visible_at 'infinity', the dead
+// position, dead_at, no relay).
+NamedPlan write_back_plan(R"(
+INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
+                         topic, key, payload, headers, last_error, key_owner, stream_fence, stream_fence_slot)
+VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
+        COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
+        :last_error, :key_owner,
+        CASE WHEN :key IS NOT NULL THEN pg_catalog.pg_current_wal_insert_lsn() END, :slot)
+ON CONFLICT (id) DO NOTHING)",
+                          {{"id", UUIDOID},
+                           {"created_at", TIMESTAMPTZOID},
+                           {"visible_at", TIMESTAMPTZOID},
+                           {"attempt", INT4OID},
+                           {"pos", UUIDOID},
+                           {"dead_at", TIMESTAMPTZOID},
+                           {"key_seq", UUIDOID},
+                           {"topic", TEXTOID},
+                           {"key", TEXTOID},
+                           {"key_owner", OIDOID},
+                           {"payload", JSONBOID},
+                           {"headers", JSONBOID},
+                           {"last_error", TEXTOID},
+                           {"slot", NAMEOID}});
+
+void require(FunctionCallInfo fcinfo, int arg, const char* name, const char* hint) {
+    if (PG_ARGISNULL(arg))
+        throw Error(ErrorCode::invalid_argument, std::string(name) + " must not be NULL", {}, hint);
+}
+
+}  // namespace
+}  // namespace once::pg
+
+using namespace once;
+using namespace once::pg;
+
+// once.wal_write_back(id, topic, key, payload, headers, created_at, attempts, error, dead, key_owner, key_seq,
+//                     slot, retry_after)
+ONCE_SQL_FUNCTION(once_wal_write_back) {
+    if (PG_ARGISNULL(0))
+        throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
+                    "Pass the id the message carried in the stream.");
+    Datum id = PG_GETARG_DATUM(0);
+    text* topic = topic_arg(fcinfo, 1);
+    text* key = nullptr;
+    if (!PG_ARGISNULL(2)) {
+        key = PG_GETARG_TEXT_PP(2);
+        validate_message_key(text_view(key));
+        if (PG_ARGISNULL(9) || PG_ARGISNULL(10))
+            throw Error(ErrorCode::invalid_argument, "a keyed message needs its key_owner and key_seq",
+                        "A keyed message of the WAL stream (format version 2) carries both.",
+                        "Pass the key_owner and key_seq the message carried in the stream.");
+        if (PG_ARGISNULL(11))
+            throw Error(ErrorCode::invalid_argument, "a keyed message needs the slot of the relay writing it back",
+                        "Its fence is released by that slot's confirmation only.",
+                        "Pass the name of the replication slot the message was read from.");
+    } else if (!PG_ARGISNULL(9) || !PG_ARGISNULL(10) || !PG_ARGISNULL(11)) {
+        throw Error(ErrorCode::invalid_argument, "key_owner, key_seq and slot need a key", {},
+                    "Pass them only with the key the message carried.");
+    }
+    if (PG_ARGISNULL(3))
+        throw Error(ErrorCode::invalid_payload, "payload must not be NULL", {},
+                    "Pass the payload the message carried in the stream.");
+    Jsonb* payload = checked_payload(PG_GETARG_DATUM(3), "payload", PG_ARGISNULL(4) ? 0 : jsonb_bytes(PG_GETARG_DATUM(4)));
+    Jsonb* headers = headers_arg(fcinfo, 4);
+    require(fcinfo, 5, "created_at", "Pass the created_at the message carried in the stream.");
+    const TimestampTz created_at = PG_GETARG_TIMESTAMPTZ(5);
+    if (TIMESTAMP_NOT_FINITE(created_at))
+        throw Error(ErrorCode::invalid_argument, "created_at must be a finite time", {},
+                    "Pass the created_at the message carried in the stream.");
+    require(fcinfo, 6, "attempts", "Pass how many deliveries the relay tried (0: none).");
+    const int32 attempts = PG_GETARG_INT32(6);
+    if (attempts < 0)
+        throw Error(ErrorCode::invalid_argument, "attempts must not be negative, not " + std::to_string(attempts),
+                    "A message is written back after the relay tried to deliver it, or without a try.",
+                    "Pass how many deliveries the relay tried.");
+    Datum error = PG_ARGISNULL(7) ? 0 : PG_GETARG_DATUM(7);
+    require(fcinfo, 8, "dead", "Pass true when the sink refused the message for good, else false.");
+    const bool refused_for_good = PG_GETARG_BOOL(8);
+    // The sink asked to wait this long (Retry-After), as once.nack's retry_after.
+    std::optional<int64_t> retry_after;
+    if (!PG_ARGISNULL(12)) retry_after = interval_arg_ms(fcinfo, 12, "retry_after", 0, kMaxRetryAfterMs);
+    // 0 attempts: a keyed stream message the relay did not offer the sink because an earlier
+    // message of its key is in the table; it follows that one, due at once (no backoff).
+    if (attempts == 0 && refused_for_good)
+        throw Error(ErrorCode::invalid_argument, "a message with no delivery attempt cannot be dead", {},
+                    "Pass dead => false with attempts 0.");
+
+    SpiSession spi;
+    // (before the fence is read: see the header comment)
+    if (key != nullptr) lock_key_for_write_back(text_view(key));
+    AsExtensionOwner owner;
+    GiveBack g = decide_give_back(topic_policy(PointerGetDatum(topic)), attempts, refused_for_good,
+                                  attempts == 0 ? std::optional<int64_t>(0) : retry_after);
+    const uint64 inserted = write_back_plan.execute({
+        {"id", id},
+        {"created_at", TimestampTzGetDatum(created_at)},
+        {"visible_at", TimestampTzGetDatum(g.visible_at), g.dead},
+        {"attempt", Int32GetDatum(attempts)},
+        {"pos", g.dead ? 0 : uuid_datum(g.pos), g.dead},
+        {"dead_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), !g.dead},
+        {"key_seq", key ? PG_GETARG_DATUM(10) : 0, key == nullptr},
+        {"topic", PointerGetDatum(topic)},
+        {"key", PointerGetDatum(key), key == nullptr},
+        {"key_owner", key ? PG_GETARG_DATUM(9) : 0, key == nullptr},
+        {"payload", PointerGetDatum(payload)},
+        {"headers", PointerGetDatum(headers), headers == nullptr},
+        {"last_error", error, error == 0},
+        {"slot", key ? PG_GETARG_DATUM(11) : 0, key == nullptr},
+    });
+    if (inserted > 0) outbox_mark_sent();  // relays wake as after a send
+    PG_RETURN_BOOL(inserted > 0);
+}
