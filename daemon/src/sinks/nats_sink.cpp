@@ -2,6 +2,7 @@
 
 #include "sinks/cloudevents.hpp"
 #include "sinks/http_status.hpp"
+#include "sinks/jetstream_errors.hpp"
 #include "sinks/producer_headers.hpp"
 #include "uri.hpp"
 
@@ -15,11 +16,14 @@
 
 namespace once::relay {
 
+static_assert(kJetStreamMessageTooLarge == JSStreamMessageExceedsMaximumErr, "libnats names the code");
+
 struct NatsAckQueue {
     struct Result {
         std::string id;
         bool ok;
         std::string error;
+        int err_code = 0;         // JetStream's API error code of a refusal (0: none given)
         std::string stream;       // of the PubAck: where JetStream says it stored the message
         uint64_t sequence = 0;
         bool duplicate = false;   // JetStream had this Nats-Msg-Id already (its dedupe window)
@@ -70,6 +74,7 @@ void pub_ack_cb(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* clos
         r.error = std::string("JetStream publish failed: ") + natsStatus_GetText(pae->Err);
         if (pae->ErrText && *pae->ErrText) r.error += std::string(" (") + pae->ErrText + ")";
         if (pae->ErrCode) r.error += " [err_code " + std::to_string(static_cast<int>(pae->ErrCode)) + "]";
+        r.err_code = static_cast<int>(pae->ErrCode);
     } else {
         r.ok = pa != nullptr;
         if (!r.ok) r.error = "JetStream publish: no PubAck";
@@ -265,7 +270,7 @@ void NatsSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
         if (it == pending_.end()) continue;   // abandoned earlier
         Outcome o;
         o.token = it->second.token;
-        o.verdict = r.ok ? Verdict::delivered : Verdict::retry;
+        o.verdict = r.ok ? Verdict::delivered : jetstream_publish_error_verdict(r.err_code);
         // Which stream sequence JetStream named for each message: the one record that ties a
         // deleted outbox row to a place in the stream when a message goes missing there.
         if (r.ok)
