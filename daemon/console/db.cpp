@@ -40,6 +40,11 @@ bool Rows::is_null(int row, const char* col) const {
     return PQgetisnull(r_.get(), row, c);
 }
 
+std::optional<std::string> Rows::optional(int row, const char* col) const {
+    if (is_null(row, col)) return std::nullopt;
+    return (*this)(row, col);
+}
+
 Tx::Tx(const DbConfig& cfg, Role role, bool read_only) {
     if (t_conn && PQstatus(t_conn.get()) != CONNECTION_OK) t_conn.reset();
     if (!t_conn) {

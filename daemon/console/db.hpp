@@ -32,10 +32,17 @@ public:
     std::string get(int row, int col) const { return PQgetvalue(r_.get(), row, col); }
     std::string operator()(int row, const char* col) const;   // by column name
     bool is_null(int row, const char* col) const;
+    std::optional<std::string> optional(int row, const char* col) const;   // NULL: std::nullopt
 
 private:
     std::shared_ptr<PGresult> r_;
 };
+
+// A form field as a statement parameter: empty is NULL (no filter, no cursor).
+inline std::optional<std::string> null_if_empty(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    return s;
+}
 
 struct DbConfig {
     std::string conninfo;

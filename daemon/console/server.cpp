@@ -39,11 +39,6 @@ std::string first(const std::map<std::string, std::vector<std::string>>& m, cons
     return it == m.end() || it->second.empty() ? std::string() : it->second.front();
 }
 
-std::optional<std::string> opt(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    return s;
-}
-
 Response redirect(const std::string& to) {
     Response r;
     r.status = 303;
@@ -403,7 +398,7 @@ Response Console::saga_act(Ctx& c, const Request& req) {
         return r;
     }
     Tx tx(db_, c.session.role, false);
-    std::string st = run_saga_action(tx, c.session.user, op, name, id, opt(req.field("reason")));
+    std::string st = run_saga_action(tx, c.session.user, op, name, id, null_if_empty(req.field("reason")));
     tx.commit();
     spdlog::info("{} saga {} {} ({}): now {}", c.session.user, op, id, name, st);
     sessions_.set_flash(c.session_id, "Saga " + id + " (" + name + "): " + op + " done, status now " + st + ".");

@@ -7,20 +7,6 @@
 
 namespace once::console {
 
-namespace {
-
-std::optional<std::string> opt(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    return s;
-}
-
-std::optional<std::string> nullable(const Rows& r, int row, const char* col) {
-    if (r.is_null(row, col)) return std::nullopt;
-    return r(row, col);
-}
-
-}  // namespace
-
 DeadLetterListModel load_dead_letter_list(Tx& tx, DeadLetterFilter f, const std::string& before) {
     if (f.until.size() > 40 || f.until.find_first_not_of("0123456789-: T.+") != std::string::npos) f.until.clear();
     std::optional<std::string> before_dead, before_id;
@@ -33,7 +19,7 @@ DeadLetterListModel load_dead_letter_list(Tx& tx, DeadLetterFilter f, const std:
         before_id = "ffffffff-ffff-ffff-ffff-ffffffffffff";
     }
     auto rows = tx.query("SELECT * FROM once.console_dead_letters($1, $2, $3, $4::timestamptz, $5::uuid, $6)",
-                         {opt(f.topic), opt(f.key), opt(f.error), before_dead, before_id, std::to_string(kPage)});
+                         {null_if_empty(f.topic), null_if_empty(f.key), null_if_empty(f.error), before_dead, before_id, std::to_string(kPage)});
     DeadLetterListModel m;
     m.filter = std::move(f);
     for (int i = 0; i < rows.size(); ++i)
@@ -83,9 +69,9 @@ std::optional<DeadLetterModel> load_dead_letter(Tx& tx, const std::string& id) {
     d.relay = m(0, "relay");
     d.last_error = m(0, "last_error");
     d.payload_text = m(0, "payload_text");
-    d.key = nullable(m, 0, "key");
-    d.dead_at = nullable(m, 0, "dead_at");
-    d.headers_text = nullable(m, 0, "headers_text");
+    d.key = m.optional(0, "key");
+    d.dead_at = m.optional(0, "dead_at");
+    d.headers_text = m.optional(0, "headers_text");
     if (d.key) {
         d.is_head = m(0, "is_head") == "t";
         d.waiting = m(0, "waiting");

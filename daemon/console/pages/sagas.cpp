@@ -14,16 +14,6 @@ const char* const kStatuses[] = {"failed", "running", "compensating", "completed
 // Columns of the counts, in the saga's lifecycle order.
 const char* const kCountOrder[] = {"running", "compensating", "failed", "completed", "compensated"};
 
-std::optional<std::string> opt(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    return s;
-}
-
-std::optional<std::string> nullable(const Rows& r, int row, const char* col) {
-    if (r.is_null(row, col)) return std::nullopt;
-    return r(row, col);
-}
-
 }  // namespace
 
 SagaListModel load_saga_list(Tx& tx, const std::string& name, std::string status, const std::string& q,
@@ -37,7 +27,7 @@ SagaListModel load_saga_list(Tx& tx, const std::string& name, std::string status
     auto names = tx.query("SELECT name FROM once.console_saga_definitions()");
     auto per_def = tx.query("SELECT name, status, n FROM once.console_saga_definition_counts()");
     auto rows = q.empty() ? tx.query("SELECT * FROM once.console_sagas($1, $2, $3::timestamptz, $4, $5)",
-                                     {opt(name), opt(status), before_created, before_id, std::to_string(kPage)})
+                                     {null_if_empty(name), null_if_empty(status), before_created, before_id, std::to_string(kPage)})
                           : tx.query("SELECT * FROM once.console_saga_search($1, $2)", {q, std::to_string(kPage)});
     SagaListModel m;
     m.name = name;
@@ -124,10 +114,10 @@ std::optional<SagaModel> load_saga(Tx& tx, const std::string& name, const std::s
     m.updated_at = s(0, "updated_at");
     m.input_text = s(0, "input_text");
     m.data_text = s(0, "data_text");
-    m.cause = nullable(s, 0, "cause");
-    m.last_error = nullable(s, 0, "last_error");
-    m.deadline = nullable(s, 0, "deadline");
-    m.finished_at = nullable(s, 0, "finished_at");
+    m.cause = s.optional(0, "cause");
+    m.last_error = s.optional(0, "last_error");
+    m.deadline = s.optional(0, "deadline");
+    m.finished_at = s.optional(0, "finished_at");
     for (int i = 0; i < hist.size(); ++i)
         m.history.push_back({hist(i, "at"), hist(i, "from_status"), hist(i, "to_status"), hist(i, "step"), hist(i, "event"),
                              hist(i, "reason"), hist(i, "message_id")});
