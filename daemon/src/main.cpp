@@ -76,14 +76,16 @@ int main(int argc, char** argv) {
             }
         }
         std::unique_ptr<Sink> sink = make_sink(options);
-        sink->open();
         if (options.check_config) {
+            std::string note = sink->check();
+            if (!note.empty()) std::printf("once-relay: %s\n", note.c_str());
             SourceDb db(options.db, options.name, options.connect_timeout);
             db.connect();
             std::printf("once-relay: configuration OK (database %s, sink %s)\n", db.redacted_conninfo().c_str(),
                         sink->describe().c_str());
             return 0;
         }
+        sink->open();
         Metrics metrics;
         // The outbox gauges' reader first: it enables them before the server thread reads.
         std::unique_ptr<GaugeReader> gauge_reader;

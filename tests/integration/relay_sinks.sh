@@ -41,6 +41,13 @@ once_wait_for "http: outbox empty" 30 outbox_empty || true
 stop_relay http; [ "$RELAY_RC" = 0 ] || fail "http relay exit code $RELAY_RC"
 jq -e 'select(.ct != "application/json" or .trace == null or .topic == null)' "$HTTP_LOG" >/dev/null && fail "HTTP headers missing"
 
+say "--check-config with create_stream=1 reports the missing stream and creates nothing"
+stream_exists() { curl -sf "http://127.0.0.1:$NATS_MON/jsz?streams=1" | jq -e '[.account_details[]?.stream_detail[]? | select(.name == "ONCE")] | length > 0' >/dev/null; }
+out=$(as_relay_user "$RELAY_BIN" --db "$SRC_DB" --sink "nats://127.0.0.1:$NATS_PORT?stream=ONCE&subject_prefix=once.&create_stream=1" --check-config 2>&1) ||
+    fail "--check-config with a missing stream and create_stream=1: $out"
+grep -q 'stream "ONCE" does not exist; once-relay will create it' <<<"$out" || fail "--check-config did not report the missing stream: $out"
+! stream_exists || fail "--check-config created the JetStream stream"
+
 say "NATS JetStream sink: $N messages"
 send_messages "$N" 1000 200001
 start_relay nats --db "$SRC_DB" --sink "nats://127.0.0.1:$NATS_PORT?stream=ONCE&subject_prefix=once.&create_stream=1" --batch 500 --poll-interval 200ms

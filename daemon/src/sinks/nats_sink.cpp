@@ -195,6 +195,12 @@ void NatsSink::open() {
                         "captures prefix.> instead of every subject");
     }
     std::string subject = subject_prefix_ + ">";
+    if (check_only_) {
+        check_note_ = "JetStream stream \"" + stream_ + "\" does not exist; once-relay will create it at start "
+                      "(create_stream=1) for subjects " + subject;
+        close();
+        return;
+    }
     const char* subjects[] = {subject.c_str()};
     jsStreamConfig cfg;
     jsStreamConfig_Init(&cfg);
@@ -211,6 +217,14 @@ void NatsSink::open() {
     }
     jsStreamInfo_Destroy(si);
     spdlog::info("nats sink: created stream {} for subjects {}", stream_, subject);
+}
+
+std::string NatsSink::check() {
+    check_only_ = true;
+    check_note_.clear();
+    open();
+    check_only_ = false;
+    return check_note_;
 }
 
 bool NatsSink::ready() {

@@ -28,6 +28,9 @@ public:
     const char* kind() const override { return "nats"; }
     std::string describe() const override { return description_; }
     void open() override;
+    // Looks the stream up but never creates it: a missing stream with create_stream=1 is
+    // reported as what the relay would do at start.
+    std::string check() override;
     bool ready() override;
     void submit(uint64_t token, const Message& m) override;
     void poll_fds(std::vector<pollfd>& fds) override;
@@ -52,6 +55,8 @@ private:
     std::string stream_;
     std::string subject_prefix_;
     bool create_stream_ = false;
+    bool check_only_ = false;         // set by check(): open() must not create the stream
+    std::string check_note_;
     std::string ce_source_;  // empty: no CloudEvents headers
     Millis timeout_;
     Millis connect_timeout_;

@@ -42,6 +42,9 @@ public:
     // Connect and check the destination (stream exists, database has once.deliver). Throws
     // SinkError when it cannot; the relay exits at start, retries later.
     virtual void open() = 0;
+    // What --check-config does: connect and check like open(), changing nothing at the
+    // destination. Returns a note for the operator (empty: nothing to say).
+    virtual std::string check() { open(); return {}; }
     // True while the sink believes it can deliver. The relay does not claim while false. A
     // sink that keeps a connection may reconnect in here, blocking the loop up to its connect
     // timeout (the PostgreSQL sink does).
