@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # Source, SQL, test and documentation files explain themselves: no line cites an issue or a
-# review finding by
-# number ("issue 20", "issue #20", "finding 5", "findings 7 and 9", "(#20)"), which a reader of
-# the repository cannot follow. The history behind a change belongs in CHANGELOG.md.
+# review finding by number ("issue 20", "issue #20", "finding 5", "findings 7 and 9", "(#20)"),
+# which a reader of the repository cannot follow. The history behind a change belongs in CHANGELOG.md.
 # Not checked: CHANGELOG.md and other changelogs, the dated diaries of docs/measurements/,
-# node_modules, and
-# the released scripts sql/pg_once--0.1.sql, --0.2.sql and --0.1--0.2.sql, which must stay
+# node_modules, and the released scripts sql/pg_once--0.1.sql, --0.2.sql and --0.1--0.2.sql, which must stay
 # byte for byte as released; and this script, which spells out the forms it looks for.
 # Prints each offending line as file:line:text; exits 1 if any.
 set -euo pipefail
