@@ -230,9 +230,8 @@ void Relay::wait_and_process() {
     if (rc < 0 && errno != EINTR) spdlog::warn("poll: {}", std::strerror(errno));
     if (fds[0].revents) poll_signals();
 
-    std::vector<Outcome> outcomes;
-    sink_->process(fds.data() + 2, sink_fds, outcomes);
-    apply(outcomes);
+    sink_->process(fds.data() + 2, sink_fds, outcomes_);
+    apply(outcomes_);
     metrics_.in_flight = static_cast<int64_t>(sink_->in_flight());
     drain_deadline_check();
     if (fds[1].revents && db_->connected() && db_->consume_wakeups()) want_claim();

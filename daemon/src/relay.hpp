@@ -85,6 +85,9 @@ private:
     void dispatch();
     void wait_and_process();                // the one poll(): sink, database socket, signals, timers
     void apply(std::vector<Outcome>& outcomes);
+    // The sink's outcomes of one wait: cleared by apply, kept with its capacity (allocated
+    // anew per wait, a vector of a thousand outcomes kept the allocator consolidating).
+    std::vector<Outcome> outcomes_;
     void on_settled(const ClaimSource& source, const SettleOutcome& o);  // a batch given back: back off
     void want_claim();                      // something may be claimable: every source claims again soon
     std::vector<Batch*> open_batches();     // oldest first, of every source

@@ -30,6 +30,10 @@ struct NatsAckQueue {
     };
     std::mutex mu;
     std::vector<Result> results;
+    // The relay's thread only: the results it took, swapped with `results` so that both keep
+    // their capacity (a vector of a thousand results allocated anew per batch kept the
+    // allocator consolidating).
+    std::vector<Result> taken;
     int efd = -1;
     NatsAckQueue() { efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
     ~NatsAckQueue() { if (efd >= 0) ::close(efd); }
@@ -274,7 +278,7 @@ int NatsSink::poll_timeout_ms() { return immediate_.empty() ? (pending_.empty() 
 void NatsSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
     uint64_t n;
     while (::read(queue_->efd, &n, sizeof n) > 0) {}
-    std::vector<NatsAckQueue::Result> results;
+    std::vector<NatsAckQueue::Result>& results = queue_->taken;
     {
         std::lock_guard<std::mutex> lock(queue_->mu);
         results.swap(queue_->results);
@@ -294,6 +298,7 @@ void NatsSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
         pending_.erase(it);
         out.push_back(std::move(o));
     }
+    results.clear();
     for (auto& o : immediate_) out.push_back(std::move(o));
     immediate_.clear();
 }
