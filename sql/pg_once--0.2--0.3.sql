@@ -781,7 +781,7 @@ GRANT EXECUTE ON FUNCTION once.relay_heartbeat(text, text, integer, text, text, 
     TO once_relay;
 
 -- once-console: every relay's last heartbeat, its age, and whether it is alive: not stopped
--- and beaten within three of its intervals.
+-- and beaten within two of its intervals.
 CREATE FUNCTION once.console_relay_heartbeats()
 RETURNS TABLE (relay text, host text, pid integer, transport text, sink text, state text, state_since timestamptz,
                last_beat timestamptz, age_seconds double precision, beat_interval_seconds double precision,
@@ -791,13 +791,13 @@ AS $$
     SELECT h.relay, h.host, h.pid, h.transport, h.sink, h.state, h.state_since, h.last_beat,
            greatest(extract(epoch FROM now() - h.last_beat)::double precision, 0),
            extract(epoch FROM h.beat_interval)::double precision, h.messages_per_s, h.started_at, h.version,
-           h.state <> 'stopped' AND now() - h.last_beat <= 3 * h.beat_interval
+           h.state <> 'stopped' AND now() - h.last_beat <= 2 * h.beat_interval
       FROM once.relay_heartbeats h
      ORDER BY h.relay, h.host
      LIMIT 500
 $$;
 COMMENT ON FUNCTION once.console_relay_heartbeats() IS
-    'once-console: each relay''s last heartbeat, its age in seconds and whether it is alive (beaten within three intervals, not stopped)';
+    'once-console: each relay''s last heartbeat, its age in seconds and whether it is alive (beaten within two intervals, not stopped)';
 
 -- once-console /metrics: this database's logical replication slots (the WAL transport's) and
 -- the WAL each holds back from the server's current position, in bytes (NULL: invalidated).

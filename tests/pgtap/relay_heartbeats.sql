@@ -57,7 +57,7 @@ SET ROLE hb_viewer;
 SELECT results_eq($$SELECT relay, state, round(age_seconds)::integer, alive FROM once.console_relay_heartbeats()$$,
                   $$VALUES ('r1', 'sink down', 0, true), ('r2', 'streaming', 31, false), ('r3', 'stopped', 60, false),
                            ('r4', 'relaying', 691200, false)$$,
-                  'the console sees every relay: alive = beaten within three intervals and not stopped');
+                  'the console sees every relay: alive = beaten within two intervals and not stopped');
 SELECT throws_ok($$SELECT once.relay_heartbeat('r9', 'h', 1, 'table', 's', 'relaying', 0, now(), '0.3.0', interval '10 seconds')$$,
                  '42501', NULL, 'the console''s viewer cannot beat');
 SELECT lives_ok($$SELECT * FROM once.console_wal_slots()$$, 'the console''s viewer reads the slots');
