@@ -73,6 +73,10 @@ std::string render_db_metrics(const DbView& v, std::set<std::string>& seen_topic
     for (const auto& s : v.slots)
         if (s.retained_bytes) t.sample("once_db_wal_slot_retained_bytes", {{"database", db}, {"slot", s.slot}},
                                        static_cast<double>(*s.retained_bytes));
+    t.family({"once_db_wal_slot_safe_bytes", "WAL that may still be written before max_slot_wal_keep_size invalidates the slot"});
+    for (const auto& s : v.slots)
+        if (s.safe_bytes) t.sample("once_db_wal_slot_safe_bytes", {{"database", db}, {"slot", s.slot}},
+                                   static_cast<double>(*s.safe_bytes));
     t.family({"once_db_wal_slot_active", "1 while a process streams the slot"});
     for (const auto& s : v.slots) t.sample("once_db_wal_slot_active", {{"database", db}, {"slot", s.slot}}, s.active ? 1 : 0);
 
@@ -127,10 +131,11 @@ DbView read_db_metrics(const DbConfig& cfg) {
     for (int i = 0; i < relays.size(); ++i)
         v.relays.push_back(RelayBeat{relays(i, "relay"), relays(i, "host"), relays(i, "transport"), relays(i, "state"),
                                      num(relays, i, "age_seconds"), relays(i, "alive") == "t", num(relays, i, "messages_per_s")});
-    auto slots = tx.query("SELECT slot, active, retained_bytes FROM once.console_wal_slots()");
+    auto slots = tx.query("SELECT slot, active, retained_bytes, safe_bytes FROM once.console_wal_slots()");
     for (int i = 0; i < slots.size(); ++i) {
-        WalSlot s{slots(i, "slot"), slots(i, "active") == "t", std::nullopt};
+        WalSlot s{slots(i, "slot"), slots(i, "active") == "t", std::nullopt, std::nullopt};
         if (auto b = slots.optional(i, "retained_bytes")) s.retained_bytes = std::strtoll(b->c_str(), nullptr, 10);
+        if (auto b = slots.optional(i, "safe_bytes")) s.safe_bytes = std::strtoll(b->c_str(), nullptr, 10);
         v.slots.push_back(std::move(s));
     }
     std::map<std::string, TopicState> topics;

@@ -25,6 +25,7 @@ struct WalSlot {
     std::string slot;
     bool active = false;
     std::optional<int64_t> retained_bytes;   // none: invalidated
+    std::optional<int64_t> safe_bytes;       // WAL that may still be written before the slot is lost; none: unbounded
 };
 
 struct TopicState {

@@ -15,7 +15,7 @@ TEST(DbMetrics, RelaysSlotsTopicsAndKeys) {
     v.database = "shop";
     v.relays = {RelayBeat{"r1", "h1", "table", "relaying", 4.5, true, 12},
                 RelayBeat{"r2", "h2", "wal", "stopped", 90, false, 0}};
-    v.slots = {WalSlot{"once_relay", false, 123456}, WalSlot{"lost", false, std::nullopt}};
+    v.slots = {WalSlot{"once_relay", false, 123456, 1000000}, WalSlot{"lost", false, std::nullopt, std::nullopt}};
     TopicState a;
     a.topic = "a";
     a.ready = 3;
@@ -36,6 +36,7 @@ TEST(DbMetrics, RelaysSlotsTopicsAndKeys) {
     EXPECT_TRUE(has(m, "once_db_relay_alive{database=\"shop\",relay=\"r2\",host=\"h2\"} 0"));
     EXPECT_TRUE(has(m, "once_db_relays_alive{database=\"shop\"} 1"));
     EXPECT_TRUE(has(m, "once_db_wal_slot_retained_bytes{database=\"shop\",slot=\"once_relay\"} 123456"));
+    EXPECT_TRUE(has(m, "once_db_wal_slot_safe_bytes{database=\"shop\",slot=\"once_relay\"} 1000000"));
     EXPECT_EQ(m.find("once_db_wal_slot_retained_bytes{database=\"shop\",slot=\"lost\"}"), std::string::npos)
         << "an invalidated slot has no retained bytes";
     EXPECT_TRUE(has(m, "once_db_wal_slot_active{database=\"shop\",slot=\"lost\"} 0"));
