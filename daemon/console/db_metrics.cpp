@@ -58,7 +58,7 @@ std::string render_db_metrics(const DbView& v, std::set<std::string>& seen_topic
         t.sample("once_db_relay_heartbeat_age_seconds",
                  {{"database", db}, {"relay", r.relay}, {"host", r.host}, {"transport", r.transport}, {"state", r.state}},
                  r.age_seconds);
-    t.family({"once_db_relay_alive", "1 while a relay beats (within two of its intervals) and has not stopped"});
+    t.family({"once_db_relay_alive", "1 while a relay beats (within two of its intervals), is connected and has not stopped"});
     for (const auto& r : v.relays)
         t.sample("once_db_relay_alive", {{"database", db}, {"relay", r.relay}, {"host", r.host}}, r.alive ? 1 : 0);
     t.family({"once_db_relay_messages_per_second", "messages each relay acknowledged per second, as of its last heartbeat"});

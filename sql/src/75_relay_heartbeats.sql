@@ -78,8 +78,10 @@ REVOKE ALL ON FUNCTION once.relay_heartbeat(text, text, integer, text, text, tex
 GRANT EXECUTE ON FUNCTION once.relay_heartbeat(text, text, integer, text, text, text, double precision, timestamptz, text, interval)
     TO once_relay;
 
--- once-console: every relay's last heartbeat, its age, and whether it is alive: not stopped
--- and beaten within two of its intervals.
+-- once-console: every relay's last heartbeat, its age, and whether it is alive: not stopped,
+-- beaten within two of its intervals, and connected now (a connection named "once-relay
+-- <name>" in pg_stat_activity, whose application_name every role may read): a relay killed
+-- on the database's host is not alive at once, without waiting for its beat to age.
 CREATE FUNCTION once.console_relay_heartbeats()
 RETURNS TABLE (relay text, host text, pid integer, transport text, sink text, state text, state_since timestamptz,
                last_beat timestamptz, age_seconds double precision, beat_interval_seconds double precision,
@@ -90,12 +92,14 @@ AS $$
            greatest(extract(epoch FROM now() - h.last_beat)::double precision, 0),
            extract(epoch FROM h.beat_interval)::double precision, h.messages_per_s, h.started_at, h.version,
            h.state <> 'stopped' AND now() - h.last_beat <= 2 * h.beat_interval
+             AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+                          WHERE a.datname = current_database() AND a.application_name = 'once-relay ' || h.relay)
       FROM once.relay_heartbeats h
      ORDER BY h.relay, h.host
      LIMIT 500
 $$;
 COMMENT ON FUNCTION once.console_relay_heartbeats() IS
-    'once-console: each relay''s last heartbeat, its age in seconds and whether it is alive (beaten within two intervals, not stopped)';
+    'once-console: each relay''s last heartbeat, its age in seconds and whether it is alive (beaten within two intervals, connected, not stopped)';
 
 -- once-console /metrics: this database's logical replication slots (the WAL transport's),
 -- the WAL each holds back from the server's current position, in bytes (NULL: invalidated),

@@ -53,11 +53,15 @@ INSERT INTO once.relay_heartbeats VALUES
      interval '10 seconds', 0, now() - interval '1 day', '0.3.0'),
     ('r4', 'host-d', 9, 'table', 'stdout:', 'relaying', now() - interval '8 days', now() - interval '8 days',
      interval '10 seconds', 0, now() - interval '9 days', '0.3.0');
+-- (this session plays relay r1's connection; r5 beats in time but has no connection: killed)
+INSERT INTO once.relay_heartbeats VALUES
+    ('r5', 'host-e', 10, 'table', 'stdout:', 'relaying', now(), now(), interval '10 seconds', 0, now(), '0.3.0');
+SET application_name = 'once-relay r1';
 SET ROLE hb_viewer;
 SELECT results_eq($$SELECT relay, state, round(age_seconds)::integer, alive FROM once.console_relay_heartbeats()$$,
                   $$VALUES ('r1', 'sink down', 0, true), ('r2', 'streaming', 31, false), ('r3', 'stopped', 60, false),
-                           ('r4', 'relaying', 691200, false)$$,
-                  'the console sees every relay: alive = beaten within two intervals and not stopped');
+                           ('r4', 'relaying', 691200, false), ('r5', 'relaying', 0, false)$$,
+                  'the console sees every relay: alive = beaten within two intervals, connected and not stopped');
 SELECT throws_ok($$SELECT once.relay_heartbeat('r9', 'h', 1, 'table', 's', 'relaying', 0, now(), '0.3.0', interval '10 seconds')$$,
                  '42501', NULL, 'the console''s viewer cannot beat');
 SELECT lives_ok($$SELECT * FROM once.console_wal_slots()$$, 'the console''s viewer reads the slots');
@@ -71,7 +75,7 @@ SET ROLE hb_relay;
 SELECT once.relay_heartbeat('r1', 'host-a', 4242, 'table', 'http://sink.example/hook', 'relaying', 1, now() - interval '1 hour',
                             '0.3.0', interval '10 seconds');
 RESET ROLE;
-SELECT results_eq($$SELECT relay FROM once.relay_heartbeats ORDER BY 1$$, $$VALUES ('r1'), ('r2'), ('r3')$$,
+SELECT results_eq($$SELECT relay FROM once.relay_heartbeats ORDER BY 1$$, $$VALUES ('r1'), ('r2'), ('r3'), ('r5')$$,
                   'a relay gone for 8 days is removed at the next beat');
 
 SELECT * FROM finish();
