@@ -59,11 +59,11 @@ Attention overview_attention(const OverviewModel& m) {
     for (auto& r : m.beats) any_alive |= r.alive;
     // (not when the row above already says no relay is connected, nor when relays are
     // connected and none beats: relays older than heartbeats)
-    a.no_relay_alive_while_waiting = !any_alive && (ready > 0 || !m.idle_slots.empty()) && !a.no_relay_while_ready &&
-                                     !(m.beats.empty() && !m.relays.empty());
+    bool nobody_while_waiting = !any_alive && (ready > 0 || !m.idle_slots.empty());
+    a.no_relay_alive_while_waiting = nobody_while_waiting && !a.no_relay_while_ready && !(m.beats.empty() && !m.relays.empty());
     if (a.no_relay_alive_while_waiting) ++a.rows;
     for (auto& r : m.beats) {
-        bool red = !r.alive && (r.state != "stopped" || a.no_relay_alive_while_waiting);
+        bool red = !r.alive && (r.state != "stopped" || nobody_while_waiting);
         if (red) ++a.rows;
         a.beat_red.push_back(red);
     }

@@ -41,7 +41,7 @@ struct Attention {
     std::vector<bool> relay_stalled;          // per relay: no activity for over two minutes
     bool no_relay_while_ready = false;        // no relay connected while messages are ready
     std::vector<bool> beat_red;               // per heartbeat: not alive, and it did not stop cleanly or
-                                              // no relay is alive while messages wait
+                                              // no relay is alive while messages wait (either row below)
     bool no_relay_alive_while_waiting = false;   // no relay alive while messages are ready or a slot is not streamed
     bool failed_sagas = false;
     int rows = 0;                             // rows marked

@@ -114,3 +114,14 @@ TEST(OverviewHeartbeats, ACrashedRelayIsRedEvenWhileAnotherOneWorks) {
     EXPECT_EQ(a.beat_red, (std::vector<bool>{false, true, false}));   // (r3 stopped cleanly: nothing to do)
     EXPECT_EQ(a.rows, 1);
 }
+
+TEST(OverviewHeartbeats, ARelayStoppedCleanlyIsRedWhenMessagesWaitForIt) {
+    OverviewModel m = quiet_with({beat("r1", "stopped", 40, false)});
+    m.relays.clear();
+    m.topics[0].ready = "3";
+    Attention a = overview_attention(m);
+    EXPECT_TRUE(a.no_relay_while_ready);
+    EXPECT_EQ(a.beat_red, std::vector<bool>{true});
+    m.topics[0].ready = "0";
+    EXPECT_EQ(overview_attention(m).beat_red, std::vector<bool>{false});   // nothing waits: a stop is no incident
+}
