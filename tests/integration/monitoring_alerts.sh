@@ -10,7 +10,8 @@
 #     OnceWalSlotNotStreamed (srcw: the slot); a restarted relay clears them;
 #   * the sink down (NATS stopped): OnceRelayReportsSinkDown for both relays, and on srcw,
 #     with a message held in the slot and WAL written meanwhile, OnceWalSlotNearLimit
-#     (max_slot_wal_keep_size = 64MB); NATS back clears both;
+#     (max_slot_wal_keep_size = 64MB); NATS back clears both, and the WAL relay's "sink
+#     healed" line names the slot and the WAL it holds;
 #   * a first dead letter: OnceDeadLetters; discarded: clears;
 #   * a key blocked by a dead head: OnceKeyBlocked; the head discarded: clears.
 # Also: the relays' heartbeats are in once.relay_heartbeats (a cleanly stopped relay's last
@@ -191,6 +192,14 @@ nats_start
 expect_clears OnceRelayReportsSinkDown src
 expect_clears OnceRelayReportsSinkDown srcw
 expect_clears OnceWalSlotNearLimit srcw
+# The relay's "sink healed" line: on the WAL transport it names the slot and what it holds,
+# not the table, where those messages are not.
+once_wait_for "rw logs the sink healed" 30 relay_log_has rw "sink healed" || fail "rw did not log the sink healed"
+grep "sink healed" "$T/relay-rw.log" | grep -Eq "; [0-9]+ byte\(s\) of WAL waiting in slot once_relay" ||
+    fail "rw's sink healed line does not name the slot: $(grep 'sink healed' "$T/relay-rw.log")"
+once_wait_for "rt logs the sink healed" 30 relay_log_has rt "sink healed" || fail "rt did not log the sink healed"
+grep "sink healed" "$T/relay-rt.log" | grep -q "message(s) waiting in the outbox" ||
+    fail "rt's sink healed line: $(grep 'sink healed' "$T/relay-rt.log")"
 psql_src -c "DROP TABLE pad"
 
 # dead_letter DB TOPIC [KEY]: sends two messages (keyed: the second waits behind the first) in
