@@ -102,7 +102,9 @@ int main(int argc, char** argv) {
         SignalFd signals;
         SystemdNotifier notifier;
         Relay relay(options, reparse, std::move(sink), metrics, signals, notifier);
-        return relay.run();
+        int rc = relay.run();
+        heartbeat.stopped_cleanly();
+        return rc;
     } catch (const SessionRequired& e) {
         // A transaction pool: restarting cannot help (the units do not restart on this status).
         return fail(e.what(), kExitSessionRequired);

@@ -40,8 +40,8 @@ HeartbeatWriter::~HeartbeatWriter() {
     }
     cv_.notify_all();
     thread_.join();
-    // The last word: the relay stopped on purpose (a crash leaves the last beat to age).
-    if (!missing_) beat(true);
+    // The last word: the relay stopped on purpose (an error or a crash leaves the last beat to age).
+    if (stopped_cleanly_ && !missing_) beat(true);
     disconnect();
 }
 

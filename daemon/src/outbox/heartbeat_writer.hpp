@@ -30,7 +30,10 @@ struct HeartbeatIdentity {
 class HeartbeatWriter {
 public:
     HeartbeatWriter(std::string conninfo, Millis connect_timeout, HeartbeatIdentity id, const Metrics& metrics);
-    ~HeartbeatWriter();   // stops the thread, then writes the 'stopped' beat
+    ~HeartbeatWriter();   // stops the thread; after stopped_cleanly(), writes the 'stopped' beat
+    // The relay ended on purpose (SIGTERM): the last beat says 'stopped'. A relay that ends
+    // with an error leaves its last beat to age, like a crash.
+    void stopped_cleanly() { stopped_cleanly_ = true; }
     HeartbeatWriter(const HeartbeatWriter&) = delete;
     HeartbeatWriter& operator=(const HeartbeatWriter&) = delete;
 
@@ -52,6 +55,7 @@ private:
     PGcancel* cancel_ = nullptr;   // (guarded by mu_) cancels a beat at destruction
     bool failing_ = false;
     bool missing_ = false;         // the database's pg_once has no once.relay_heartbeat (logged once)
+    bool stopped_cleanly_ = false;
     std::mutex mu_;
     std::condition_variable cv_;
     std::atomic<bool> stop_{false};   // (set under mu_)
