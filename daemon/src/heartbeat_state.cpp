@@ -4,6 +4,7 @@ namespace once::relay {
 
 std::string heartbeat_state(const HeartbeatInputs& in) {
     if (in.stopping) return "stopped";
+    if (!in.db_up) return "connecting";
     if (!in.sink_up) return "sink down";
     if (in.wal_stream_active == 1) return "streaming";
     if (in.wal_stream_active == 0) return "standing by";

@@ -9,13 +9,14 @@ namespace once::relay {
 
 // The counters a beat is made of, read at one moment.
 struct HeartbeatInputs {
+    bool db_up = false;               // the loop's own database connection (not the beat's)
     bool sink_up = false;
     int64_t wal_stream_active = -1;   // Metrics::wal_stream_active: 1 streams, 0 stands by, -1 table transport
     bool stopping = false;            // the relay's last beat, at a clean stop
 };
 
-// 'stopped', 'sink down', 'streaming', 'standing by' or 'relaying' (the states
-// once.relay_heartbeat accepts).
+// 'stopped', 'connecting' (the loop has no database connection yet, or lost it), 'sink down',
+// 'streaming', 'standing by' or 'relaying' (the states once.relay_heartbeat accepts).
 std::string heartbeat_state(const HeartbeatInputs& in);
 
 // Acknowledged messages per second between two beats (0 when no time passed or the counter

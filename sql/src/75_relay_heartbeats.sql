@@ -24,7 +24,8 @@ COMMENT ON TABLE once.relay_heartbeats IS
 REVOKE ALL ON TABLE once.relay_heartbeats FROM PUBLIC;
 GRANT SELECT ON TABLE once.relay_heartbeats TO once_admin;
 
--- A relay's heartbeat. state: 'relaying' (table transport, sink up), 'streaming' (WAL
+-- A relay's heartbeat. state: 'connecting' (its loop has no database connection yet, or lost
+-- it), 'relaying' (table transport, sink up), 'streaming' (WAL
 -- transport, this relay streams the slot), 'standing by' (WAL transport, another relay
 -- streams it), 'sink down', 'stopped' (its last beat, at a clean stop). state_since is kept
 -- while the state stays the same.
@@ -43,7 +44,7 @@ BEGIN
        OR pid IS NULL OR pid <= 0
        OR transport IS NULL OR transport NOT IN ('table', 'wal')
        OR sink IS NULL OR length(sink) > 500
-       OR state IS NULL OR state NOT IN ('relaying', 'streaming', 'standing by', 'sink down', 'stopped')
+       OR state IS NULL OR state NOT IN ('connecting', 'relaying', 'streaming', 'standing by', 'sink down', 'stopped')
        OR messages_per_s IS NULL OR NOT (messages_per_s >= 0 AND messages_per_s < 'infinity')
        OR started_at IS NULL OR NOT isfinite(started_at)
        OR version IS NULL OR version = '' OR length(version) > 50
@@ -53,7 +54,7 @@ BEGIN
                   DETAIL = format('host %L, pid %s, transport %L, state %L, messages_per_s %s, started_at %s, version %L, beat_interval %s.',
                                   left(host, 300), pid, left(transport, 50), left(state, 50), messages_per_s, started_at,
                                   left(version, 60), beat_interval),
-                  HINT = 'transport is table or wal; state one of relaying, streaming, standing by, sink down, stopped; the interval 1 s to 1 h.';
+                  HINT = 'transport is table or wal; state one of connecting, relaying, streaming, standing by, sink down, stopped; the interval 1 s to 1 h.';
     END IF;
     INSERT INTO once.relay_heartbeats AS h
            (relay, host, pid, transport, sink, state, state_since, last_beat, beat_interval, messages_per_s,

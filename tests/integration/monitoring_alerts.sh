@@ -135,8 +135,8 @@ slot_active() { [ "$(psql_w -c "SELECT active FROM pg_replication_slots WHERE sl
 say "both relays beat; nothing fires"
 once_wait_for "rt beats in src" 30 alive_in src rt || fail "no heartbeat of rt: $(psql_src -c 'TABLE once.relay_heartbeats')"
 once_wait_for "rw beats in srcw" 30 alive_in srcw rw || fail "no heartbeat of rw: $(psql_w -c 'TABLE once.relay_heartbeats')"
-[ "$(psql_src -c "SELECT transport || ' ' || state FROM once.relay_heartbeats WHERE relay = 'rt'")" = "table relaying" ] ||
-    fail "rt's beat: $(psql_src -c 'TABLE once.relay_heartbeats')"
+rt_relays() { [ "$(psql_src -c "SELECT transport || ' ' || state FROM once.relay_heartbeats WHERE relay = 'rt'")" = "table relaying" ]; }
+once_wait_for "rt relays" 30 rt_relays || fail "rt's beat: $(psql_src -c 'TABLE once.relay_heartbeats')"
 once_wait_for "rw streams" 30 bash -c "[ \"\$(psql -X -At -d srcw -c \"SELECT transport || ' ' || state FROM once.relay_heartbeats WHERE relay = 'rw'\")\" = 'wal streaming' ]" ||
     fail "rw's beat: $(psql_w -c 'TABLE once.relay_heartbeats')"
 psql_src -c "SELECT once.send('t.a', '{\"n\": 1}')" >/dev/null

@@ -101,6 +101,7 @@ bool HeartbeatWriter::beat(bool stopping) {
     missing_ = false;
 
     HeartbeatInputs in;
+    in.db_up = metrics_.db_connected.load();
     in.sink_up = metrics_.sink_connected.load();
     in.wal_stream_active = metrics_.wal_stream_active.load();
     in.stopping = stopping;

@@ -5,8 +5,9 @@
 using namespace once::relay;
 
 namespace {
-HeartbeatInputs in(bool sink_up, int64_t wal_stream_active, bool stopping = false) {
+HeartbeatInputs in(bool sink_up, int64_t wal_stream_active, bool stopping = false, bool db_up = true) {
     HeartbeatInputs i;
+    i.db_up = db_up;
     i.sink_up = sink_up;
     i.wal_stream_active = wal_stream_active;
     i.stopping = stopping;
@@ -15,6 +16,13 @@ HeartbeatInputs in(bool sink_up, int64_t wal_stream_active, bool stopping = fals
 }  // namespace
 
 TEST(HeartbeatState, StoppingWinsOverEverything) { EXPECT_EQ(heartbeat_state(in(false, 1, true)), "stopped"); }
+
+// (at start the writer may beat before the loop has connected and looked at its sink)
+TEST(HeartbeatState, ConnectingBeforeTheSink) {
+    EXPECT_EQ(heartbeat_state(in(false, -1, false, false)), "connecting");
+    EXPECT_EQ(heartbeat_state(in(true, 1, false, false)), "connecting");
+    EXPECT_EQ(heartbeat_state(in(false, 1, true, false)), "stopped");
+}
 
 TEST(HeartbeatState, SinkDownBeforeTheTransport) {
     EXPECT_EQ(heartbeat_state(in(false, 1)), "sink down");
