@@ -40,6 +40,8 @@ po::options_description option_table() {
         ("db", po::value<std::string>(), "libpq connection string of the database; its role needs once_console_admin "
                                           "(or once_console_viewer for a read-only console)")
         ("listen", po::value<std::string>(), "host:port to serve on (default 127.0.0.1:8086)")
+        ("metrics-listen", po::value<std::string>(), "host:port serving /metrics, the database's view of relays and "
+                                                      "outbox for Prometheus, without authentication (default off)")
         ("credentials", po::value<std::string>(), "file of console users: one \"name role hash\" line each, "
                                                    "role viewer or admin, hash from --hash-secret")
         ("session-ttl", po::value<std::string>(), "how long a login lasts (default 8h)")
@@ -94,6 +96,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     auto str = [&](const char* n, std::string& dst) { if (vm.count(n)) dst = vm[n].as<std::string>(); };
     str("db", o.db);
     str("listen", o.listen);
+    str("metrics-listen", o.metrics_listen);
     str("credentials", o.credentials);
     str("log-level", o.log_level);
     if (vm.count("threads")) o.threads = vm["threads"].as<int>();
@@ -136,11 +139,16 @@ void validate(const Options& o) {
     bool level_ok = false;
     for (auto* l : levels) level_ok |= (o.log_level == l);
     if (!level_ok) throw bad("--log-level \"" + o.log_level + "\": use trace, debug, info, warn, error or off");
-    auto colon = o.listen.rfind(':');
-    if (colon == std::string::npos || colon == 0) throw bad("--listen \"" + o.listen + "\": use host:port, e.g. 127.0.0.1:8086");
-    std::string port = o.listen.substr(colon + 1);
-    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) > 65535)
-        throw bad("--listen \"" + o.listen + "\": the port must be a number 0..65535");
+    auto check_address = [&](const char* option, const std::string& address, const char* example) {
+        auto colon = address.rfind(':');
+        if (colon == std::string::npos || colon == 0)
+            throw bad(std::string(option) + " \"" + address + "\": use host:port, e.g. " + example);
+        std::string port = address.substr(colon + 1);
+        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) > 65535)
+            throw bad(std::string(option) + " \"" + address + "\": the port must be a number 0..65535");
+    };
+    check_address("--listen", o.listen, "127.0.0.1:8086");
+    if (!o.metrics_listen.empty()) check_address("--metrics-listen", o.metrics_listen, "127.0.0.1:9188");
 }
 
 }  // namespace once::console

@@ -16,6 +16,7 @@ struct Options {
     std::string db;                       // libpq conninfo; the login needs once_console_admin
                                           // (or once_console_viewer alone for a read-only console)
     std::string listen = "127.0.0.1:8086";  // host:port of the web server
+    std::string metrics_listen;           // host:port of /metrics (db_metrics.hpp); empty: off
     std::string credentials;              // file of "name role secret-hash" lines
     std::string log_level = "info";
     std::string config;

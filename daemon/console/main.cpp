@@ -5,6 +5,7 @@
 #include "daemon_logger.hpp"
 #include "log_safe.hpp"
 #include "db.hpp"
+#include "metrics_listener.hpp"
 #include "server.hpp"
 #include "systemd_notify.hpp"
 
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 
 namespace {
@@ -87,6 +89,12 @@ int main(int argc, char** argv) {
         HttpServer server(options, console);
         spdlog::info("once-console {} serving http://{}:{}/", ONCE_VERSION,
                      options.listen.substr(0, options.listen.rfind(':')), server.port());
+        std::unique_ptr<MetricsListener> metrics;
+        if (!options.metrics_listen.empty()) {
+            metrics = std::make_unique<MetricsListener>(options.metrics_listen, db);
+            spdlog::info("metrics on http://{}:{}/metrics", options.metrics_listen.substr(0, options.metrics_listen.rfind(':')),
+                         metrics->port());
+        }
         once::relay::SystemdNotifier notifier;
         notifier.ready();
         int sig = 0;

@@ -5,6 +5,7 @@
 #include "operator_actions.hpp"
 #include "pages/actions.hpp"
 #include "pages/blocked_keys.hpp"
+#include "pages/relays.hpp"
 #include "pages/dead_letters.hpp"
 #include "pages/format.hpp"
 #include "pages/inbox.hpp"
@@ -173,6 +174,7 @@ Response Console::route(Ctx& c, const Request& req) {
         if (p == "/dead") return dead_list(c, req);
         if (p.rfind("/dead/", 0) == 0) return dead_detail(c, p.substr(6));
         if (p == "/blocked") return blocked(c);
+        if (p == "/relays") return relays(c);
         if (p == "/sagas") return sagas(c, req);
         if (p == "/saga") return saga_detail(c, req.arg("name"), req.arg("id"));
         // A link of a console before sagas were (name, saga_id): the search by id opens the
@@ -349,6 +351,15 @@ Response Console::blocked(Ctx& c) {
     m.csrf = c.session.csrf;
     Response r;
     r.body = page(c, "Blocked keys", "/blocked", render_blocked_keys(m));
+    return r;
+}
+
+Response Console::relays(Ctx& c) {
+    Tx tx(db_, c.session.role, true);
+    RelaysModel m = load_relays(tx);
+    c.db_ms = tx.db_ms();
+    Response r;
+    r.body = page(c, "Relays", "/relays", render_relays(m));
     return r;
 }
 

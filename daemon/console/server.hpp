@@ -57,6 +57,7 @@ private:
     Response dead_confirm(Ctx& c, const Request& req);
     Response dead_act(Ctx& c, const Request& req);
     Response blocked(Ctx& c);
+    Response relays(Ctx& c);
     Response sagas(Ctx& c, const Request& req);
     Response saga_detail(Ctx& c, const std::string& name, const std::string& id);   // a saga is (name, saga_id)
     Response saga_confirm(Ctx& c, const Request& req);

@@ -6,6 +6,7 @@
 #include "metrics_server.hpp"
 #include "options.hpp"
 #include "outbox/gauge_reader.hpp"
+#include "outbox/heartbeat_writer.hpp"
 #include "relay.hpp"
 #include "wal/slot_admin.hpp"
 #include "signals.hpp"
@@ -96,10 +97,16 @@ int main(int argc, char** argv) {
             metrics_server = std::make_unique<MetricsServer>(options.metrics, metrics, options.name);
             spdlog::info("metrics on http://{}/metrics", options.metrics);
         }
+        HeartbeatWriter heartbeat(options.db, options.connect_timeout,
+                                  HeartbeatIdentity{options.name, options.transport == "wal" ? "wal" : "table",
+                                                    sink->describe(), options.heartbeat_interval},
+                                  metrics);
         SignalFd signals;
         SystemdNotifier notifier;
         Relay relay(options, reparse, std::move(sink), metrics, signals, notifier);
-        return relay.run();
+        int rc = relay.run();
+        heartbeat.stopped_cleanly();
+        return rc;
     } catch (const SessionRequired& e) {
         // A transaction pool: restarting cannot help (the units do not restart on this status).
         return fail(e.what(), kExitSessionRequired);

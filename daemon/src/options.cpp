@@ -89,6 +89,7 @@ po::options_description option_table() {
         ("shutdown-timeout", po::value<std::string>(), "SIGTERM/SIGINT: bound for draining in-flight work (default 10s)")
         ("reconnect-max", po::value<std::string>(), "cap of the jittered reconnect backoff (default 30s)")
         ("stats-interval", po::value<std::string>(), "periodic throughput summary in the log (default 1min)")
+        ("heartbeat-interval", po::value<std::string>(), "write the relay's heartbeat to the database this often (default 10s)")
         ("webhook-secret-file", po::value<std::vector<std::string>>()->composing(),
          "http(s) sinks: sign each request (Standard Webhooks) with the whsec_ secret(s) in this file; "
          "repeat it, or put several secrets in the file, to sign with two during a rotation "
@@ -173,6 +174,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     o.shutdown_timeout = duration_option(vm, "shutdown-timeout", o.shutdown_timeout);
     o.reconnect_max = duration_option(vm, "reconnect-max", o.reconnect_max);
     o.stats_interval = duration_option(vm, "stats-interval", o.stats_interval);
+    o.heartbeat_interval = duration_option(vm, "heartbeat-interval", o.heartbeat_interval);
     validate(o);
     return o;
 }
@@ -203,6 +205,8 @@ void validate(const Options& o) {
         throw bad("--purge-interval must be >= 100ms and --saga-tick-interval >= 10ms");
     if (o.reconnect_max < Millis(100)) throw bad("--reconnect-max is shorter than 100ms");
     if (o.stats_interval < Millis(1000)) throw bad("--stats-interval is shorter than 1s");
+    if (o.heartbeat_interval < Millis(1000) || o.heartbeat_interval > Millis(3600000))
+        throw bad("--heartbeat-interval " + format_duration(o.heartbeat_interval) + " is not between 1s and 1h");
     static const char* commits[] = {"off", "local", "remote_write", "on", "remote_apply"};
     bool commit_ok = false;
     for (auto* c : commits) commit_ok |= (o.synchronous_commit == c);
@@ -248,6 +252,7 @@ void for_each_restart_only(Visit&& visit) {
     visit("sink", &Options::sink);
     visit("name", &Options::name);
     visit("metrics", &Options::metrics);
+    visit("heartbeat-interval", &Options::heartbeat_interval);
     visit("connect-timeout", &Options::connect_timeout);
     visit("synchronous-commit", &Options::synchronous_commit);
     visit("claim-mode", &Options::claim_mode);

@@ -39,6 +39,7 @@ struct Options {
     Millis shutdown_timeout{10000};    // SIGTERM: bound for draining in-flight work
     Millis reconnect_max{30000};       // cap of the reconnect backoff
     Millis stats_interval{60000};      // periodic throughput summary at info
+    Millis heartbeat_interval{10000};  // once.relay_heartbeat (docs/relay.md, "Heartbeats")
     // Secrets come from files (or systemd credentials), never from the command line.
     std::vector<std::string> webhook_secret_files;   // http(s): Standard Webhooks signing secrets
     std::string nats_token_file;       // nats: the token, when the URL carries none

@@ -15,6 +15,10 @@ namespace once::relay {
 struct WaitingCount {
     int64_t messages = 0;
     bool at_least = false;   // a count reached its bound
+    // --transport wal: the slot, and the WAL it holds back (bytes; -1: unknown). The messages
+    // sent meanwhile wait there, not in the table, so the line names the slot.
+    std::string wal_slot;
+    int64_t wal_slot_bytes = -1;
 };
 
 class Outage {
@@ -39,7 +43,8 @@ private:
 };
 
 // The line that ends an outage, after "<what> ": "back after 12.3 s (down since: <reason>); 57
-// attempt(s) failed meanwhile; 1234 message(s) waiting in the outbox".
+// attempt(s) failed meanwhile; 1234 message(s) waiting in the outbox"; on the WAL transport
+// "...; 52428800 byte(s) of WAL waiting in slot once_relay; 3 message(s) in the outbox table".
 std::string outage_end_text(Outage::Clock::duration lasted, const std::string& reason, uint64_t failures,
                             const std::optional<WaitingCount>& waiting);
 

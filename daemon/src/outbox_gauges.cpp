@@ -41,7 +41,7 @@ std::string render_outbox_gauges(const OutboxGauges& g) {
     };
     head("once_outbox_gauges_timestamp_seconds",
          "Unix time of the last read of the outbox gauges (once.relay_topic_gauges); 0 before the first.");
-    out << "once_outbox_gauges_timestamp_seconds " << format_metric_value(g.read_unix_ms / 1000.0) << "\n";
+    out << "once_outbox_gauges_timestamp_seconds " << format_metric_value(static_cast<double>(g.read_unix_ms / 1000)) << "\n";
     if (g.read_unix_ms == 0) return out.str();
     head("once_outbox_gauges_read_seconds", "How long the last read of the outbox gauges took.");
     out << "once_outbox_gauges_read_seconds " << format_metric_value(g.read_seconds) << "\n";

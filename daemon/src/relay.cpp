@@ -312,7 +312,7 @@ void Relay::connect_db() {
     try {
         db_->connect();
         table_->connect();
-        if (db_outage_.active()) waiting = db_->waiting_messages();
+        if (db_outage_.active()) waiting = db_->waiting_messages(wal_ ? opt_.wal_slot : std::string());
     } catch (const SessionRequired&) {
         throw;
     } catch (const std::exception& e) {
@@ -473,7 +473,8 @@ void Relay::sink_health(bool ready) {
     // HTTP: ready() only paused claims; a delivery shows the receiver is back.
     if (!sink_->ready_tracks_connection() && !delivered_since_down_) return;
     std::optional<WaitingCount> waiting;
-    if (db_->connected()) waiting = db_->waiting_messages();   // (DbLost: the loop reconnects)
+    // (the WAL transport's messages wait in its slot; DbLost: the loop reconnects)
+    if (db_->connected()) waiting = db_->waiting_messages(wal_ ? opt_.wal_slot : std::string());
     uint64_t failures = sink_outage_.failures();
     std::string reason = sink_outage_.reason();
     auto lasted = sink_outage_.up(now);

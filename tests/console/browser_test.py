@@ -12,6 +12,7 @@ Waits are WebDriverWait conditions with deadlines, never sleeps.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -102,6 +103,44 @@ try:
         ok(os.environ["EXPECT_RELAY"] in driver.find_element(By.ID, "relays").text, "the connected relay is listed")
     page_is_clean()
     shot("overview")
+
+    # --- relays: the heartbeat's figures as the database has them; red once the relay stops
+    if os.environ.get("EXPECT_RELAY"):
+        name = os.environ["EXPECT_RELAY"]
+
+        def relay_row():
+            rows = driver.find_elements(By.CSS_SELECTOR, "#relay-heartbeats tr")[1:]
+            return [r for r in rows if r.find_elements(By.TAG_NAME, "td")[0].text == name]
+        open_nav("Relays", "relay-heartbeats")
+        want = psql("SELECT host, pid, transport, sink, state, round(messages_per_s::numeric, 1), version "
+                    f"FROM once.relay_heartbeats WHERE relay = '{name}'").split("|")
+        row = relay_row()
+        ok(len(row) == 1, "the relays page lists the relay once")
+        cells = [td.text for td in row[0].find_elements(By.TAG_NAME, "td")]
+        ok(cells[1:5] == want[0:4], f"host, pid, transport and sink as in the database ({cells[1:5]} = {want[0:4]})")
+        ok(cells[5].startswith(want[4] + " since "), f"its state as in the database ({cells[5]})")
+        ok(cells[6].endswith(" ago") and "not alive" not in cells[6], f"last heartbeat ({cells[6]})")
+        ok(cells[7] == want[5] and cells[9] == want[6], f"messages/s and version as in the database ({cells[7]}, {cells[9]})")
+        ok("attn" not in (row[0].get_attribute("class") or ""), "a live relay is not red")
+        page_is_clean()
+        shot("relays")
+        os.kill(int(os.environ["RELAY_PID"]), signal.SIGTERM)
+
+        def red_after_stop(d):
+            d.get(base + "/relays")
+            r = relay_row()
+            return r and "attn" in (r[0].get_attribute("class") or "")
+        WebDriverWait(driver, 30, poll_frequency=0.5).until(red_after_stop)
+        ok(psql(f"SELECT state FROM once.relay_heartbeats WHERE relay = '{name}'") == "stopped",
+           "database: the relay's last heartbeat says stopped")
+        ok("(stopped)" in relay_row()[0].text, "the stopped relay is red and says so")
+        shot("relays_stopped")
+        driver.get(base + "/")
+        beats = wait.until(EC.presence_of_element_located((By.ID, "relay-beats")))
+        red = [r for r in beats.find_elements(By.CSS_SELECTOR, "tr.attn") if name in r.text]
+        ok(red and f"relay {name} last seen" in red[0].text,
+           "the overview marks the stopped relay red while messages are ready")
+        ok("Nothing needs attention" not in driver.page_source, "the overview does not say nothing needs attention")
 
     # --- dead letters: list, filter, detail, redrive by clicking
     open_nav("Dead letters", "dead")

@@ -81,7 +81,11 @@ if [ -x "$RELAY_BIN" ]; then
     RELAY_PID=$!
     relay_seen() { [ "$(psql -X -At -c "SELECT count(*) FROM once.console_relays() WHERE relay = 'console-test-relay'")" = 1 ]; }
     once_wait_for "the relay connects" 30 relay_seen || { cat "$T/relay.log"; fail "relay"; }
-    export EXPECT_RELAY=console-test-relay
+    # (its beats then stay the same until it stops: the page and the database agree)
+    relay_beats() { [ "$(psql -X -At -c "SELECT state FROM once.relay_heartbeats WHERE relay = 'console-test-relay'")" = relaying ]; }
+    once_wait_for "the relay's heartbeat says relaying" 30 relay_beats || { cat "$T/relay.log"; fail "no heartbeat"; }
+    # (the browser test stops it with SIGTERM: RELAY_PID is the relay itself, setpriv execs)
+    export EXPECT_RELAY=console-test-relay RELAY_PID
 fi
 
 say "browser"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The shipped monitoring files (packaging/monitoring): the alert rules pass promtool's check
 # and their unit tests; the dashboard is valid JSON; every metric the rules and the dashboard
-# query is one once-relay exports, and every exported metric is listed in docs/relay.md.
+# query is one once-relay or once-console exports, and every exported metric is listed in the docs.
 # Exported = the metric names in the relay's source (metrics.cpp, outbox_gauges.cpp), or, with
 # an argument, the names in that file of a real relay's /metrics output (relay_outage_logs.sh).
 # (plus the once_wal_* names of the source, which only a --transport wal relay renders).
+# once-console's /metrics (the database's view: once_db_*, daemon/console/db_metrics.cpp)
+# counts as exported too; its metrics are listed in docs/console.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mon=$root/packaging/monitoring
@@ -24,6 +26,9 @@ else:
     src = open(f'{root}/daemon/src/metrics.cpp').read() + open(f'{root}/daemon/src/outbox_gauges.cpp').read()
     exported = set(re.findall(r'"(once_[a-z_]+)', src)) - {'once_relay_publish_latency_seconds_bucket'}
     types = {n: 'histogram' for n in exported if n == 'once_relay_publish_latency_seconds'}
+console = set(re.findall(r'"(once_db_[a-z_]+)', open(f'{root}/daemon/console/db_metrics.cpp').read()))
+assert len(console) >= 10, f'too few console metrics found: {sorted(console)}'
+exported |= console
 def base(n):
     for suffix in ('_bucket', '_sum', '_count'):
         if n.endswith(suffix) and types.get(n[:-len(suffix)]) == 'histogram':
@@ -39,13 +44,14 @@ bad = 0
 for where, text in [('dashboard', '\n'.join(exprs)), ('alert rules', '\n'.join(rule_exprs))]:
     used = {base(n) for n in name.findall(text)}
     for n in sorted(used - exported):
-        print(f'not ok - the {where} query {n}, which the relay does not export'); bad += 1
+        print(f'not ok - the {where} query {n}, which neither the relay nor the console exports'); bad += 1
     print(f'ok - the {where} query {len(used)} metrics, all exported')
-docs = open(f'{root}/docs/relay.md').read()
+docs = {'relay': open(f'{root}/docs/relay.md').read(), 'console': open(f'{root}/docs/console.md').read()}
 for n in sorted(exported):
-    if f'`{n}' not in docs:
-        print(f'not ok - {n} is not in docs/relay.md'); bad += 1
-print(f'ok - {len(exported)} exported metrics checked against docs/relay.md')
+    page = 'console' if n in console else 'relay'
+    if f'`{n}' not in docs[page]:
+        print(f'not ok - {n} is not in docs/{page}.md'); bad += 1
+print(f'ok - {len(exported)} exported metrics checked against docs/relay.md and docs/console.md')
 sys.exit(1 if bad else 0)
 PY
 echo "monitoring: OK"

@@ -35,7 +35,7 @@ footer{color:#8a94a6;font-size:12px;padding:8px 16px}.muted{color:#8a94a6}
 std::string render_layout(const LayoutModel& m, const std::string& body) {
     std::string nav;
     const std::pair<const char*, const char*> items[] = {{"/", "Overview"}, {"/dead", "Dead letters"},
-                                                         {"/blocked", "Blocked keys"}, {"/sagas", "Sagas"},
+                                                         {"/blocked", "Blocked keys"}, {"/relays", "Relays"}, {"/sagas", "Sagas"},
                                                          {"/inbox", "Inbox"}, {"/keys", "Keys"},
                                                          {"/actions", "Actions"}};
     for (auto& [href, label] : items)

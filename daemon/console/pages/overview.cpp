@@ -29,6 +29,9 @@ OverviewModel load_overview(Tx& tx) {
         m.relays.push_back({relays(i, "relay"), relays(i, "connections"), relays(i, "client"), relays(i, "connected_since"),
                             relays.is_null(i, "idle") ? 0 : std::stod(relays(i, "idle"))});
     for (int i = 0; i < counts.size(); ++i) m.saga_counts[counts.get(i, 0)] = counts.get(i, 1);
+    m.beats = load_relays(tx).rows;
+    auto slots = tx.query("SELECT slot FROM once.console_wal_slots() WHERE NOT active");
+    for (int i = 0; i < slots.size(); ++i) m.idle_slots.push_back(slots.get(i, 0));
     return m;
 }
 
@@ -52,6 +55,18 @@ Attention overview_attention(const OverviewModel& m) {
     for (auto& t : m.topics) ready += std::stol(t.ready);
     a.no_relay_while_ready = m.relays.empty() && ready > 0;
     if (a.no_relay_while_ready) ++a.rows;
+    bool any_alive = false;
+    for (auto& r : m.beats) any_alive |= r.alive;
+    // (not when the row above already says no relay is connected, nor when relays are
+    // connected and none beats: relays older than heartbeats)
+    bool nobody_while_waiting = !any_alive && (ready > 0 || !m.idle_slots.empty());
+    a.no_relay_alive_while_waiting = nobody_while_waiting && !a.no_relay_while_ready && !(m.beats.empty() && !m.relays.empty());
+    if (a.no_relay_alive_while_waiting) ++a.rows;
+    for (auto& r : m.beats) {
+        bool red = !r.alive && (r.state != "stopped" || nobody_while_waiting);
+        if (red) ++a.rows;
+        a.beat_red.push_back(red);
+    }
     auto failed = m.saga_counts.find("failed");
     a.failed_sagas = failed != m.saga_counts.end() && !failed->second.empty() && failed->second != "0";
     if (a.failed_sagas) ++a.rows;
@@ -94,6 +109,24 @@ std::string render_overview(const OverviewModel& m, const Attention& a) {
         b << "<tr" << (waiting ? " class=attn" : "") << "><td colspan=5>No relay is connected to this database"
           << (waiting ? ": ready messages wait for one" : "") << ".</td></tr>";
     }
+    b << "</table>";
+    b << "<h2>Relays' heartbeats</h2><table id=relay-beats><tr><th>relay</th><th>host</th><th>state</th>"
+         "<th>last seen</th></tr>";
+    if (a.no_relay_alive_while_waiting) {
+        long ready = 0;
+        for (auto& t : m.topics) ready += std::stol(t.ready);
+        std::string what;
+        if (ready > 0) what = std::to_string(ready) + (ready >= kCap ? "+" : "") + " ready message(s) wait in the outbox";
+        for (auto& s : m.idle_slots) what += (what.empty() ? "" : "; ") + std::string("nobody streams WAL slot ") + s;
+        b << "<tr class=attn id=no-relay><td colspan=4>No relay is alive: " << esc(what) << ".</td></tr>";
+    }
+    for (size_t i = 0; i < m.beats.size(); ++i) {
+        const RelayBeatRow& r = m.beats[i];
+        b << "<tr" << (a.beat_red[i] ? " class=attn" : "") << "><td><a href=\"/relays\">" << esc(r.relay) << "</a></td><td>"
+          << esc(r.host) << "</td><td>" << esc(r.state) << "</td><td>"
+          << (r.alive ? "" : "relay " + esc(r.relay) + " last seen ") << age_text(r.age) << " ago</td></tr>";
+    }
+    if (m.beats.empty()) b << "<tr><td colspan=4 class=muted>No relay has written a heartbeat to this database.</td></tr>";
     b << "</table>";
     b << "<h2>Sagas</h2><table id=saga-counts><tr>";
     static const char* statuses[] = {"running", "compensating", "failed", "completed", "compensated"};

@@ -1,8 +1,9 @@
-// The overview page: rates, the outbox per topic, connected relays and saga counts, with the
-// rows that need attention marked.
+// The overview page: rates, the outbox per topic, connected relays, the relays' heartbeats and
+// saga counts, with the rows that need attention marked.
 #pragma once
 
 #include "db.hpp"
+#include "pages/relays.hpp"
 #include "rates.hpp"
 
 #include <cstddef>
@@ -30,6 +31,8 @@ struct OverviewModel {
     std::vector<TopicRow> topics;
     std::vector<RelayRow> relays;
     std::map<std::string, std::string> saga_counts;   // status -> count as text
+    std::vector<RelayBeatRow> beats;      // once.console_relay_heartbeats
+    std::vector<std::string> idle_slots;  // logical slots nobody streams (the WAL transport's messages wait there)
 };
 
 // What needs attention, row by row: the overview's rules.
@@ -37,6 +40,9 @@ struct Attention {
     std::vector<std::string> topic_reasons;   // per topic: "" or why ("dead letters; blocked keys")
     std::vector<bool> relay_stalled;          // per relay: no activity for over two minutes
     bool no_relay_while_ready = false;        // no relay connected while messages are ready
+    std::vector<bool> beat_red;               // per heartbeat: not alive, and it did not stop cleanly or
+                                              // no relay is alive while messages wait (either row below)
+    bool no_relay_alive_while_waiting = false;   // no relay alive while messages are ready or a slot is not streamed
     bool failed_sagas = false;
     int rows = 0;                             // rows marked
 };

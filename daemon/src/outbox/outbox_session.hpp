@@ -27,8 +27,12 @@ public:
     virtual int64_t purge() = 0;                          // rows removed
     virtual void saga_tick() = 0;
     // Messages not yet delivered (ready, delayed, in flight, blocked), for the line that ends
-    // an outage; nothing when it cannot tell (pg_once SQL before 0.3).
-    virtual std::optional<WaitingCount> waiting_messages() { return std::nullopt; }
+    // an outage; nothing when it cannot tell (pg_once SQL before 0.3). With `wal_slot`, also
+    // the WAL that slot holds back.
+    virtual std::optional<WaitingCount> waiting_messages(const std::string& wal_slot = {}) {
+        (void)wal_slot;
+        return std::nullopt;
+    }
 };
 
 }  // namespace once::relay

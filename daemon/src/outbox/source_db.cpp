@@ -214,12 +214,19 @@ int64_t SourceDb::purge() {
     return 0;
 }
 
-std::optional<WaitingCount> SourceDb::waiting_messages() {
+std::optional<WaitingCount> SourceDb::waiting_messages(const std::string& wal_slot) {
     try {
         Result r = exec("SELECT COALESCE(sum(ready + delayed + in_flight + blocked), 0)::bigint, COALESCE(bool_or(capped), false) "
                         "FROM once.relay_topic_gauges()", false, {});
         if (PQntuples(r.get()) != 1) return std::nullopt;
-        return WaitingCount{std::atoll(PQgetvalue(r.get(), 0, 0)), PQgetvalue(r.get(), 0, 1)[0] == 't'};
+        WaitingCount w{std::atoll(PQgetvalue(r.get(), 0, 0)), PQgetvalue(r.get(), 0, 1)[0] == 't', wal_slot, -1};
+        if (!wal_slot.empty()) {
+            Result s = exec("SELECT (pg_catalog.pg_current_wal_lsn() OPERATOR(pg_catalog.-) confirmed_flush_lsn)::bigint "
+                            "FROM pg_catalog.pg_replication_slots WHERE slot_name OPERATOR(pg_catalog.=) $1",
+                            false, {wal_slot.c_str()});
+            if (PQntuples(s.get()) == 1 && !PQgetisnull(s.get(), 0, 0)) w.wal_slot_bytes = std::atoll(PQgetvalue(s.get(), 0, 0));
+        }
+        return w;
     } catch (const DbLost&) {
         throw;
     } catch (const std::exception&) {

@@ -62,7 +62,7 @@ public:
     // once.purge(): returns the rows removed. once.saga_tick(): fires due saga timers.
     int64_t purge() override;
     void saga_tick() override;
-    std::optional<WaitingCount> waiting_messages() override;
+    std::optional<WaitingCount> waiting_messages(const std::string& wal_slot = {}) override;
 
     // Validates a conninfo without connecting; throws std::runtime_error with libpq's reason.
     static void check_conninfo(const std::string& conninfo);

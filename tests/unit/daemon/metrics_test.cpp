@@ -138,7 +138,7 @@ TEST(OutboxGauges, Rendered) {
     m.outbox_gauges_enabled = true;
     m.set_outbox_gauges(g);
     std::string text = m.render_prometheus("r");
-    for (const char* line : {"once_outbox_gauges_timestamp_seconds 1700000000.25\n", "once_outbox_gauges_read_seconds 0.004\n",
+    for (const char* line : {"once_outbox_gauges_timestamp_seconds 1700000000\n", "once_outbox_gauges_read_seconds 0.004\n",
                              "once_outbox_topics 31\n", "# TYPE once_outbox_ready gauge\n",
                              "once_outbox_ready{topic=\"orders.created\"} 12\n",
                              "once_outbox_delayed{topic=\"orders.created\"} 4\n",

@@ -37,6 +37,16 @@ TEST(Outage, EndText) {
     EXPECT_EQ(outage_end_text(2s, "x", 1, std::nullopt), "after 2.0 s (down since: x); 1 attempt(s) failed meanwhile");
 }
 
+TEST(Outage, EndTextOnTheWalTransportNamesTheSlot) {
+    EXPECT_EQ(outage_end_text(2s, "x", 1, WaitingCount{0, false, "once_relay", 52428800}),
+              "after 2.0 s (down since: x); 1 attempt(s) failed meanwhile; 52428800 byte(s) of WAL waiting in slot once_relay");
+    EXPECT_EQ(outage_end_text(2s, "x", 1, WaitingCount{3, false, "once_relay", 100}),
+              "after 2.0 s (down since: x); 1 attempt(s) failed meanwhile; 100 byte(s) of WAL waiting in slot once_relay; "
+              "3 message(s) in the outbox table");
+    EXPECT_EQ(outage_end_text(2s, "x", 1, WaitingCount{0, false, "s1", -1}),
+              "after 2.0 s (down since: x); 1 attempt(s) failed meanwhile; the messages sent meanwhile wait in slot s1");
+}
+
 // The outbox gauges are read every 15 s, or less often when a read is slow (at most 5 %).
 TEST(GaugeReader, SlowReadsAreSpacedOut) {
     EXPECT_EQ(next_gauge_read_in(20ms), std::chrono::milliseconds(15000));
