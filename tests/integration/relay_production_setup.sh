@@ -4,7 +4,7 @@
 # are taken from the document itself. Then, as the relay's login role with the password from
 # the pgpass credential: --check-config passes, --create-wal-slot creates the slot, CREATE is
 # taken back, and the relay streams every message over the WAL transport with exactly the
-# 6 connections the document counts.
+# 7 connections the document counts.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 
@@ -44,7 +44,7 @@ out=$(as_relay_user "${with_creds[@]}" "$RELAY_BIN" --db "$SHOP" --create-wal-sl
 psql -X -q -v ON_ERROR_STOP=1 -d shop <<<"$sql2" >/dev/null || fail "the section's second SQL block failed"
 [ "$(psql_shop -c "SELECT has_database_privilege('shop_relay', 'shop', 'CREATE')")" = f ] || fail "shop_relay kept CREATE"
 
-say "the relay streams as shop_relay with 6 connections"
+say "the relay streams as shop_relay with 7 connections"
 mport=$(free_port)
 RELAY_WRAP=("${with_creds[@]}")
 start_relay shop --db "$SHOP" --sink stdout: --transport wal --metrics "127.0.0.1:$mport" --poll-interval 100ms
@@ -53,8 +53,8 @@ psql_shop -c "SELECT count(once.send('shop.order', jsonb_build_object('n', g), '
 [ "$(psql_shop -c "SELECT count(*) FROM once.outbox")" = 0 ] || fail "the messages became rows, not WAL"
 once_wait_for "200 messages on stdout" 60 lines_have_ids "$T/relay-shop.out" 200 || fail "$(wc -l <"$T/relay-shop.out") lines"
 conns() { psql_shop -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'shop_relay'"; }
-six() { [ "$(conns)" = 6 ]; }
-once_wait_for "6 connections of shop_relay" 30 six || fail "shop_relay holds $(conns) connections, docs say 6"
+seven() { [ "$(conns)" = 7 ]; }
+once_wait_for "7 connections of shop_relay" 30 seven || fail "shop_relay holds $(conns) connections, docs say 7"
 stop_relay shop
 [ "$RELAY_RC" = 0 ] || fail "relay exit $RELAY_RC"
 ! grep -qF "change me" "$T/relay-shop.log" || fail "the password is in the log"

@@ -134,11 +134,11 @@ once_wait_for "the last tagged message" 30 tagged_done || fail "the tagged messa
 metric() { curl -fsS "http://127.0.0.1:$mport/metrics" 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'; }
 has_metric() { [ -n "$(metric "$1")" ]; }
 once_wait_for "once_wal_slot_lag_bytes" 30 has_metric once_wal_slot_lag_bytes || fail "no once_wal_slot_lag_bytes on /metrics"
-# docs/relay-operations.md, "Database connections": 6 with --transport wal and --metrics.
+# docs/relay-operations.md, "Database connections": 7 with --transport wal and --metrics.
 conns() { psql_src -c "SELECT application_name FROM pg_stat_activity WHERE application_name ~ '^(once-relay )?w4( |$)' ORDER BY 1" | tr '\n' ','; }
-want_conns="once-relay w4,once-relay w4,once-relay w4,once-relay w4,w4 wal,w4 wal write-back,"
-six_conns() { [ "$(conns)" = "$want_conns" ]; }
-once_wait_for "the relay's 6 connections" 30 six_conns || fail "connections: $(conns), want $want_conns"
+want_conns="once-relay w4,once-relay w4,once-relay w4,once-relay w4,once-relay w4,w4 wal,w4 wal write-back,"
+all_conns() { [ "$(conns)" = "$want_conns" ]; }
+once_wait_for "the relay's 7 connections" 30 all_conns || fail "connections: $(conns), want $want_conns"
 [ "$(metric once_wal_unauthentic_total)" = 2 ] || fail "once_wal_unauthentic_total is $(metric once_wal_unauthentic_total), want 2"
 stop_relay w4
 [ "$(jq -r .id "$T/relay-w4.out" | tr '\n' ' ')" = "00000000-0000-0000-0000-000000000001 00000000-0000-0000-0000-000000000005 " ] ||
