@@ -2,9 +2,7 @@
 
 #include "http_listener.hpp"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 
 #include <cstring>
 
@@ -45,18 +43,6 @@ handler_result handle(void* cls, MHD_Connection* c, const char* url, const char*
 }
 
 }  // namespace
-
-bool is_loopback_host(const std::string& host) {
-    if (host == "localhost") return true;
-    in_addr v4{};
-    if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-    in6_addr v6{};
-    if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-        if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-        return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
-    }
-    return false;
-}
 
 MetricsServer::MetricsServer(const std::string& address, const Metrics& metrics, std::string relay_name)
     : metrics_(metrics), relay_name_(std::move(relay_name)) {

@@ -20,10 +20,6 @@ constexpr std::chrono::milliseconds kMetricsRequestTimeout{5000};
 constexpr unsigned kMetricsConnectionLimit = 256;
 constexpr unsigned kMetricsConnectionsPerAddress = 32;
 
-// True for a numeric loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z) or "localhost".
-// The server has no authentication: anything else gets a warning at start.
-bool is_loopback_host(const std::string& host);
-
 class MetricsServer {
 public:
     // Binds host:port (host must be a numeric IPv4/IPv6 address or "localhost"). Throws

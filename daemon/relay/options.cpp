@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include "option_loading.hpp"
 #include "wal/start_replication_command.hpp"
 
 #include "core/error.hpp"
@@ -7,7 +8,6 @@
 
 #include <boost/program_options.hpp>
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,21 +29,6 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 namespace {
-
-bool parse_on_off(const std::string& name, const std::string& v) {
-    if (v == "on" || v == "true" || v == "yes" || v == "1") return true;
-    if (v == "off" || v == "false" || v == "no" || v == "0") return false;
-    throw std::runtime_error("invalid value \"" + v + "\" for --" + name + ": use on or off");
-}
-
-Millis duration_option(const po::variables_map& vm, const char* name, Millis fallback) {
-    if (!vm.count(name)) return fallback;
-    try {
-        return parse_duration(vm[name].as<std::string>());
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(std::string("--") + name + ": " + e.what());
-    }
-}
 
 po::options_description option_table() {
     po::options_description desc("once-relay options (also valid in the --config file as name = value)");
@@ -119,23 +104,12 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
                 "SIGHUP reloads the config file.\n";
         *help_text = help.str();
     }
-    po::variables_map vm;
-    try {
-        po::store(po::parse_command_line(argc, argv, desc), vm);
-        o.db_from_command_line = vm.count("db") > 0;
-        o.sink_from_command_line = vm.count("sink") > 0;
-        if (vm.count("help")) { o.show_help = true; return o; }
-        if (vm.count("version")) { o.show_version = true; return o; }
-        if (vm.count("config")) {
-            o.config = vm["config"].as<std::string>();
-            std::ifstream in(o.config);
-            if (!in) throw std::runtime_error("cannot read config file \"" + o.config + "\"");
-            po::store(po::parse_config_file(in, desc, false), vm);
-        }
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw std::runtime_error(std::string(e.what()) + (o.config.empty() ? "" : " (command line or " + o.config + ")"));
-    }
+    po::variables_map vm = read_command_line(argc, argv, desc);
+    o.db_from_command_line = vm.count("db") > 0;
+    o.sink_from_command_line = vm.count("sink") > 0;
+    if (vm.count("help")) { o.show_help = true; return o; }
+    if (vm.count("version")) { o.show_version = true; return o; }
+    o.config = load_config_file(vm, desc);
     o.check_config = vm.count("check-config") > 0;
     auto str = [&](const char* n, std::string& dst) { if (vm.count(n)) dst = vm[n].as<std::string>(); };
     str("db", o.db);

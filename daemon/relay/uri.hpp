@@ -32,9 +32,6 @@ struct Uri {
 // Throws std::invalid_argument naming the problem.
 Uri parse_uri(const std::string& text);
 
-std::string percent_decode(const std::string& s);
-std::string percent_encode(const std::string& s);
-
 // Redacts the password in a libpq conninfo, either keyword=value form or a URI.
 std::string redact_conninfo(const std::string& conninfo);
 // Redacts secrets in any sink URI (falls back to a coarse redaction when it does not parse).

@@ -3,8 +3,8 @@
 #include "outbox/source_db.hpp"
 #include "outbox/claimed_rows.hpp"
 #include "outbox/statements.hpp"
-#include "outbox/pq_connect.hpp"
-#include "outbox/pq_text.hpp"
+#include "pq_connect.hpp"
+#include "pq_text.hpp"
 #include "outbox/session_check.hpp"
 #include "uri.hpp"
 

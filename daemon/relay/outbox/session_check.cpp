@@ -1,7 +1,7 @@
 #include "outbox/session_check.hpp"
 
-#include "outbox/pq_connect.hpp"
-#include "outbox/pq_text.hpp"
+#include "pq_connect.hpp"
+#include "pq_text.hpp"
 
 #include <libpq-fe.h>
 

@@ -1,7 +1,7 @@
 #include "sinks/postgres_sink.hpp"
 
 #include "core/backoff.hpp"
-#include "outbox/pq_connect.hpp"
+#include "pq_connect.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>

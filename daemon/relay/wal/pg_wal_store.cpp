@@ -1,8 +1,8 @@
 #include "wal/pg_wal_store.hpp"
 
 #include "core/error.hpp"
-#include "outbox/pq_connect.hpp"
-#include "outbox/pq_text.hpp"
+#include "pq_connect.hpp"
+#include "pq_text.hpp"
 #include "wal/message_tag.hpp"
 
 #include <memory>

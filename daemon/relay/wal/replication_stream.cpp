@@ -1,6 +1,6 @@
 #include "wal/replication_stream.hpp"
 
-#include "outbox/pq_connect.hpp"
+#include "pq_connect.hpp"
 #include "wal/replication_frames.hpp"
 #include "wal/start_replication_command.hpp"
 

@@ -1,7 +1,7 @@
 #include "wal/slot_admin.hpp"
 
-#include "outbox/pq_connect.hpp"
-#include "outbox/pq_text.hpp"
+#include "pq_connect.hpp"
+#include "pq_text.hpp"
 #include "wal/start_replication_command.hpp"
 
 #include <memory>

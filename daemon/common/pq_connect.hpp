@@ -1,5 +1,6 @@
-// How the relay opens every libpq connection: its source database (source_db), each locked
-// batch's transaction (locked_tx) and a PostgreSQL sink's target (sinks/postgres_sink).
+// How the daemons open every libpq connection: once-relay's source database (source_db), each
+// locked batch's transaction (locked_tx) and a PostgreSQL sink's target (sinks/postgres_sink);
+// once-console's connection of each request thread (db.cpp).
 #pragma once
 
 #include "duration.hpp"
@@ -10,8 +11,8 @@
 
 namespace once::relay {
 
-// PQconnectdbParams with the relay's defaults: connect_timeout (libpq counts whole seconds: at
-// least 1), application_name (shows the relay in pg_stat_activity), and TCP keepalives, so a
+// PQconnectdbParams with the daemons' defaults: connect_timeout (libpq counts whole seconds: at
+// least 1), application_name (shows the daemon in pg_stat_activity), and TCP keepalives, so a
 // peer that vanished without closing the connection (a powered-off host, a dropped route) is
 // noticed in about 25 s instead of the kernel's two hours. Anything `conninfo` sets wins.
 // Returns the connection in whatever state libpq left it (check PQstatus).

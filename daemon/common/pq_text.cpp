@@ -1,4 +1,4 @@
-#include "outbox/pq_text.hpp"
+#include "pq_text.hpp"
 
 #include <cstring>
 

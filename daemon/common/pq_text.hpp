@@ -1,5 +1,5 @@
-// What the relay's two kinds of database connection (source_db: LISTEN, leased claims and
-// maintenance; locked_tx: one transaction per locked batch) share about libpq's text.
+// What the daemons' database connections (the relay's source_db and locked_tx, the console's
+// db.cpp) share about libpq's text.
 #pragma once
 
 #include <string>

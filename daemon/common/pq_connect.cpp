@@ -1,6 +1,6 @@
-#include "outbox/pq_connect.hpp"
+#include "pq_connect.hpp"
 
-#include "outbox/pq_notices.hpp"
+#include "pq_notices.hpp"
 
 #include <algorithm>
 

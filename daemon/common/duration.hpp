@@ -1,4 +1,4 @@
-// Durations with units for the relay's options: "200ms", "30s", "5min", "1h", "1.5s".
+// Durations with units for both daemons' options: "200ms", "30s", "5min", "1h", "1.5s".
 #pragma once
 
 #include <chrono>

@@ -42,6 +42,11 @@ struct ListenerHandlers {
     void* completed_cls = nullptr;
 };
 
+// True for a numeric loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z) or "localhost".
+// Neither daemon's listener is safe to expose without thought: anything else gets the
+// listener's `public_warning` at start.
+bool is_loopback_host(const std::string& host);
+
 // The numeric address of the connection's client ("127.0.0.1", "::1"), or "" if unknown.
 std::string client_address(MHD_Connection* connection);
 

@@ -1,4 +1,4 @@
-// Where the server's notices and warnings on the relay's connections go: the relay's log, as
+// Where the server's notices and warnings on the daemons' connections go: the daemon's log, as
 // log lines with the connection's name, at the level their severity says (libpq would print
 // them raw on stderr, outside the log's format and level). A replication connection gets them
 // too: a walsender's WARNING (a slot about to be invalidated, say) should reach the operator.

@@ -1,4 +1,4 @@
-#include "outbox/pq_notices.hpp"
+#include "pq_notices.hpp"
 
 #include <spdlog/spdlog.h>
 
