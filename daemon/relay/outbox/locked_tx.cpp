@@ -19,33 +19,12 @@
 
 namespace once::relay {
 
-// ------------------------------------------------------------------------------ settle_locked
-
-void LockedTx::start_settle(const Batch::Settlement& s) {
-    settle_failed_ = nullptr;
-    try {
-        settled_ = settle_and_commit(s);
-    } catch (...) {
-        settle_failed_ = std::current_exception();
-    }
-}
-
-SettleReport LockedTx::finish_settle() {
-    if (settle_failed_) std::rethrow_exception(std::exchange(settle_failed_, nullptr));
-    return std::move(settled_);
-}
+// ------------------------------------------------------------------------------ settling a batch
 
 std::optional<Batch::Settlement> start_settle_locked(Batch& b, LockedTx& tx) {
     std::optional<Batch::Settlement> s = b.take_settlement();
     if (s) tx.start_settle(*s);
     return s;
-}
-
-LockedSettle settle_locked(Batch& b, LockedTx& tx) {
-    std::optional<Batch::Settlement> s = start_settle_locked(b, tx);
-    if (!s) return LockedSettle{};
-    tx.wait_settle();
-    return finish_settle_locked(b, tx, std::move(*s));
 }
 
 LockedSettle finish_settle_locked(Batch& b, LockedTx& tx, Batch::Settlement s) {
@@ -321,12 +300,6 @@ std::vector<PgLockedTx::Answer> PgLockedTx::take_async() {
     return std::exchange(async_answers_, {});
 }
 
-std::vector<Message> PgLockedTx::claim(int batch, const std::vector<std::string>& topics) {
-    start_claim(batch, topics);
-    wait_async();
-    return finish_claim();
-}
-
 void PgLockedTx::start_claim(int batch, const std::vector<std::string>& topics) {
     std::optional<std::string> t;
     if (!topics.empty()) t = array_literal(topics);
@@ -365,12 +338,6 @@ std::vector<Message> PgLockedTx::finish_claim() {
     return out;
 }
 
-SettleReport PgLockedTx::settle_and_commit(const Batch::Settlement& s) {
-    start_settle(s);
-    wait_settle();
-    return finish_settle();
-}
-
 void PgLockedTx::start_settle(const Batch::Settlement& s) {
     std::vector<Cmd> cmds;
     if (!s.acks.empty()) cmds.push_back({outbox_statement(OutboxStatement::ack).name, true, {name_, array_literal(s.acks)}});
@@ -400,15 +367,6 @@ bool PgLockedTx::settle_ready() {
     } catch (...) {
         settle_failed_ = std::current_exception();
         return true;
-    }
-}
-
-void PgLockedTx::wait_settle() {
-    if (settle_failed_) return;
-    try {
-        wait_async();
-    } catch (...) {
-        settle_failed_ = std::current_exception();
     }
 }
 

@@ -13,8 +13,8 @@
 // (Batch::give_back) and never acks it later.
 //
 // LockedTx is the interface the relay drives (faked in the unit tests); PgLockedTx is the
-// libpq one. settle_locked() is the one place that settles a locked batch: exactly once,
-// and only when the Batch says it is finished.
+// libpq one. start_settle_locked() / finish_settle_locked() are the one place that settles a
+// locked batch: exactly once, and only when the Batch says it is finished.
 #pragma once
 
 #include "batch.hpp"
@@ -50,44 +50,33 @@ class LockedTx {
 public:
     virtual ~LockedTx() = default;
     // Connects. Returns false when the database has no once.claim_locked (pg_once SQL before
-    // 0.2): the relay then leases. Throws DbLost. (Fakes are connected from the start.)
-    virtual bool connect() { return true; }
-    // BEGIN + once.claim_locked. An empty claim ends the transaction; a non-empty one stays
-    // open until settle_and_commit() or rollback(). Throws DbLost (connection gone) or
+    // 0.2): the relay then leases. Throws DbLost.
+    virtual bool connect() = 0;
+    // BEGIN + once.claim_locked, without waiting for it, so the relay's two connections claim
+    // side by side (each claim is a scan on one server core): start_claim() sends it,
+    // claim_ready() reads what has arrived without blocking, finish_claim() returns the answer
+    // once ready. An empty claim ends the transaction; a non-empty one stays open until the
+    // settlement or rollback(). finish_claim throws DbLost (connection gone) or
     // std::runtime_error (the server refused; nothing is held).
-    virtual std::vector<Message> claim(int batch, const std::vector<std::string>& topics) = 0;
-    // The same claim without waiting for it, so the relay's two connections claim side by side
-    // (each claim is a scan on one server core): start_claim() sends it, claim_ready() reads
-    // what has arrived without blocking, finish_claim() returns the answer once ready.
-    // These defaults run the blocking claim() (for fakes with no socket).
-    virtual void start_claim(int batch, const std::vector<std::string>& topics) { started_ = claim(batch, topics); }
-    virtual bool claim_ready() { return true; }
-    virtual std::vector<Message> finish_claim() { return std::move(started_); }
-    virtual int socket() const { return -1; }   // to poll while a flight is out; -1: none
-    // ack + nacks + deads + COMMIT of the open transaction. Throws TxFailed or DbLost: the
+    virtual void start_claim(int batch, const std::vector<std::string>& topics) = 0;
+    virtual bool claim_ready() = 0;
+    virtual std::vector<Message> finish_claim() = 0;
+    virtual int socket() const = 0;   // to poll while a flight is out; -1: none
+    // ack + nacks + deads + COMMIT of the open transaction, without waiting, like start_claim:
+    // start_settle() sends it and never throws, settle_ready() is true once the answer (or the
+    // failure) is in, finish_settle() returns the report or throws TxFailed or DbLost: the
     // transaction rolled back, the outbox has every message of the batch back.
-    virtual SettleReport settle_and_commit(const Batch::Settlement& s) = 0;
-    // The same without waiting, like start_claim: start_settle() sends it and never throws,
-    // settle_ready() is true once the answer (or the failure) is in, finish_settle() returns
-    // the report or throws what settle_and_commit would. wait_settle() blocks until ready.
-    // These defaults run the blocking settle_and_commit() (for fakes with no socket).
-    virtual void start_settle(const Batch::Settlement& s);
-    virtual bool settle_ready() { return true; }
-    virtual void wait_settle() {}
-    virtual SettleReport finish_settle();
+    virtual void start_settle(const Batch::Settlement& s) = 0;
+    virtual bool settle_ready() = 0;
+    virtual SettleReport finish_settle() = 0;
     // Ends the open transaction without settling: every message goes back untouched.
     // Never throws (on a broken connection the server rolls back by itself).
     virtual void rollback() noexcept = 0;
     virtual bool connected() const = 0;
     virtual void disconnect() = 0;
-
-private:
-    std::vector<Message> started_;
-    SettleReport settled_;
-    std::exception_ptr settle_failed_;
 };
 
-// What settle_locked did with a batch.
+// What finish_settle_locked did with a batch.
 struct LockedSettle {
     enum class Result { not_finished, committed, given_back } result = Result::not_finished;
     Batch::Settlement settlement;   // committed: what was settled (pointers into the batch)
@@ -96,14 +85,11 @@ struct LockedSettle {
     bool connection_lost = false;   // given_back because the connection broke: reconnect
 };
 
-// When `b` is finished: its settlement and COMMIT in one call to `tx`, exactly once. A failed
-// transaction gives the batch back (b.given_back() afterwards). Not finished, already settled
-// or given back: nothing happens (Result::not_finished).
-LockedSettle settle_locked(Batch& b, LockedTx& tx);
-
-// settle_locked in two halves, for the relay's loop: start_settle_locked takes the settlement
-// of a finished batch and sends it (nothing when not finished: std::nullopt), and
-// finish_settle_locked reads the answer once tx.settle_ready().
+// When `b` is finished: its settlement and COMMIT, exactly once, in two halves for the relay's
+// loop. start_settle_locked takes the settlement of a finished batch and sends it (not
+// finished, already settled or given back: nothing, std::nullopt); finish_settle_locked reads
+// the answer once tx.settle_ready(). A failed transaction gives the batch back
+// (b.given_back() afterwards).
 std::optional<Batch::Settlement> start_settle_locked(Batch& b, LockedTx& tx);
 LockedSettle finish_settle_locked(Batch& b, LockedTx& tx, Batch::Settlement s);
 
@@ -137,15 +123,12 @@ public:
     void disconnect() override;
     bool connected() const override;
 
-    std::vector<Message> claim(int batch, const std::vector<std::string>& topics) override;
     void start_claim(int batch, const std::vector<std::string>& topics) override;
     bool claim_ready() override;
     std::vector<Message> finish_claim() override;
     int socket() const override;
-    SettleReport settle_and_commit(const Batch::Settlement& s) override;
     void start_settle(const Batch::Settlement& s) override;
     bool settle_ready() override;
-    void wait_settle() override;
     SettleReport finish_settle() override;
     void rollback() noexcept override;
 

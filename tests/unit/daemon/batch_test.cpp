@@ -15,6 +15,7 @@ using namespace once::relay;
 using State = Batch::State;
 using once::relay::testing::FakeSink;
 using once::relay::testing::msg;
+using once::relay::testing::settle_locked;
 
 namespace {
 
@@ -209,7 +210,7 @@ TEST(Batch, AGivenBackBatchPublishesNothingMoreAndSettlesNothing) {
 namespace {
 
 // A locked transaction that records what the relay asked of it.
-class FakeTx final : public LockedTx {
+class FakeTx final : public once::relay::testing::BlockingLockedTx {
 public:
     enum class Fail { none, lost, server };
 
