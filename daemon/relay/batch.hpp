@@ -74,7 +74,6 @@ public:
     // The settlement, exactly once: when finished(), not given back and not taken before.
     // (Settling twice would ack/nack twice; locked mode settles and COMMITs in one flight.)
     std::optional<Settlement> take_settlement();
-    bool settlement_taken() const { return settlement_taken_; }
 
     // Leases: due at half the lease after the claim or the last extension, while messages
     // are unsettled. The relay extends the ids of open_ids() and calls lease_extended().

@@ -28,7 +28,7 @@ public:
     virtual void saga_tick() = 0;
     // Messages not yet delivered (ready, delayed, in flight, blocked), for the line that ends
     // an outage; nothing when it cannot tell (pg_once SQL before 0.3).
-    virtual std::optional<WaitingCount> waiting_messages() { return std::nullopt; }
+    virtual std::optional<WaitingCount> waiting_messages() = 0;
 };
 
 }  // namespace once::relay
