@@ -1,28 +1,11 @@
 // The relay loop: LISTEN -> claim -> publish -> settle (ack/nack/dead) -> claim again after
 // any non-empty batch -> when a claim comes back empty, wait for a wake-up, the poll
-// interval, a timer or a signal.
-//
-// Overlapped: up to TableClaims::kOpenBatches claimed batches of the table are open at once.
-// The next claim is made as soon as the current batch is wholly handed to the sink, so the
-// database works on the next claim while the sink works on the current batch, and a finished
-// batch is settled while the next one publishes. Batches open together never share a key: the
-// outbox hands out a key's next message only after the previous one was settled. One thread,
-// one poll() call site, the loop's state in this object; what a batch decides (order per key,
-// holding back, leases) lives in Batch, and each claim source is its own type (claim/), all
-// driven alike by one loop step (claim/claim_source.hpp):
-//
-//  * the outbox table (claim/table_claims.hpp), in one of two claim modes (--claim-mode,
-//    claim/claim_mode.hpp):
-//    - leased (claim/leased_claims.hpp): once.claim with a lease, sent without waiting on a
-//      connection of its own, settled later with once.ack/nack/dead on the LISTEN connection
-//      (db_); leases extended while the sink works.
-//    - locked (claim/locked_lanes.hpp): each open batch is a transaction on its own
-//      connection: BEGIN + once.claim_locked in one flight, publish, then ack/nack/dead +
-//      COMMIT in one flight. db_ only LISTENs and runs maintenance. A failed transaction gives
-//      its batch back (and the table leases for a while: TableClaims). Claims are sent without
-//      waiting: while a backlog drains, both lanes claim side by side, so the database scans
-//      on two cores while the relay publishes and settles.
-//  * with --transport wal, the WAL stream beside it (claim/wal_stream.hpp).
+// interval, a timer or a signal. One thread, one poll() call site, the loop's state in this
+// object; what a batch decides (order per key, holding back, leases) lives in Batch, and each
+// claim source is its own type (claim/), all driven alike by one loop step
+// (claim/claim_source.hpp): the outbox table (claim/table_claims.hpp) in either claim mode,
+// and with --transport wal the WAL stream beside it (claim/wal_stream.hpp). Overlapped
+// batches and the claim modes: docs/design.md, "The loop in detail".
 #pragma once
 
 #include "batch.hpp"

@@ -4,14 +4,9 @@
 // decoded messages that have arrived, in WAL order, whose transactions other sessions can see
 // already (wal/commit_visibility.hpp).
 //
-// The rules it implements (docs/design.md, "WAL transport"): an acknowledged message is
-// settled, a refused one is written back to the outbox table and settled once that committed;
-// the slot is confirmed only as far as wal::FlushTracker allows ("Confirmation rule", "Write-back
-// on refusal"); never two messages of one (key, key_owner) in flight, and behind a written-back
-// message of a key its later stream messages are written back too, fenced per slot ("Per-key
-// order between the stream and the table"); one streaming relay per slot, the others of its
-// group stand by, and --topics passes other topics' messages over as settled ("Several
-// relays"); a message of a newer format version stops the reading before it ("Wire format").
+// The rules it implements: docs/design.md, "What the relay does with the stream",
+// "Confirmation rule", "Write-back on refusal", "Per-key order between the stream and the
+// table", "Several relays" and "Wire format".
 //
 // Its parts: the replication session (claim/wal_stream_session.hpp), the per-key rules
 // (claim/wal_key_fences.hpp) and the write-backs waiting for a key's lock

@@ -1,16 +1,9 @@
 // The locked claim mode's transactions (--claim-mode locked): one open batch is one
-// transaction on a connection of its own:
-//
-//   BEGIN; once.claim_locked(...)          one flight (libpq pipeline mode, one round trip)
-//   ... the sink publishes the batch ...
-//   once.ack; once.nack...; once.dead...; COMMIT                    one flight
-//
-// once.claim_locked deletes the messages inside this transaction: while it is open other
-// relays skip them, and nothing is written but the delete (no lease). The lock is the lease:
-// a ROLLBACK, a lost connection or a killed relay gives every message back untouched (its
-// attempt not counted), and a COMMIT that would leave one unsettled fails (ON213) and rolls
-// back. So whenever a transaction fails, the relay treats its in-memory batch as given back
-// (Batch::give_back) and never acks it later.
+// transaction on a connection of its own, BEGIN + once.claim_locked in one flight, then
+// once.ack / nack / dead + COMMIT in one flight. The lock is the lease: whenever a
+// transaction fails, the database has every message back untouched, so the relay treats its
+// in-memory batch as given back (Batch::give_back) and never acks it later (docs/design.md,
+// "The loop in detail").
 //
 // LockedTx is the interface the relay drives (faked in the unit tests); PgLockedTx is the
 // libpq one. start_settle_locked() / finish_settle_locked() are the one place that settles a

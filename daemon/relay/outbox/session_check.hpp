@@ -4,18 +4,8 @@
 // transaction whatever server session is free, so none of that works through it. The relay
 // checks at every connect and stops with one line (SessionRequired) instead of retrying.
 //
-// How it checks (check_own_session): the relay's connection reads its backend pid, then a
-// second connection with the same conninfo opens a transaction and reads its own, and the first
-// reads its pid again while that transaction is open; twice. A connection that owns its session
-// sees one pid throughout, and no other connection can run on that backend. Through a
-// transaction pool the idle first connection holds no server: PgBouncer gives the server it
-// released last to the second connection's transaction (its idle servers are reused newest
-// first; with server_round_robin, oldest first, and then the first connection's next
-// transaction lands elsewhere). Either way a pid is shared or changes. A backend pid names one
-// live session only, so a direct connection or a session pool is never taken for a pooled one.
-// Besides: a prepared statement that already exists when the relay prepares it on a fresh
-// connection (SQLSTATE 42P05, "prepared statement "once_ack" already exists") can only come from
-// a server session shared with an earlier connection: the same stop.
+// How it checks (check_own_session: two connections compare backend pids) and why a
+// prepared statement that already exists (42P05) means the same: docs/poolers.md, "once-relay".
 #pragma once
 
 #include "duration.hpp"
