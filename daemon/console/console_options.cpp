@@ -1,10 +1,9 @@
 #include "console_options.hpp"
 
-#include "metrics_server.hpp"
+#include "option_loading.hpp"
 
 #include <boost/program_options.hpp>
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -13,21 +12,6 @@ namespace po = boost::program_options;
 namespace once::console {
 
 namespace {
-
-Millis duration_option(const po::variables_map& vm, const char* name, Millis fallback) {
-    if (!vm.count(name)) return fallback;
-    try {
-        return relay::parse_duration(vm[name].as<std::string>());
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(std::string("--") + name + ": " + e.what());
-    }
-}
-
-bool on_off(const std::string& name, const std::string& v) {
-    if (v == "on" || v == "true" || v == "yes" || v == "1") return true;
-    if (v == "off" || v == "false" || v == "no" || v == "0") return false;
-    throw std::runtime_error("invalid value \"" + v + "\" for --" + name + ": use on or off");
-}
 
 po::options_description option_table() {
     po::options_description desc("once-console options (also valid in the --config file as name = value)");
@@ -76,22 +60,11 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
              << desc << "\nDurations take a unit: 200ms, 30s, 5min, 8h.\n";
         *help_text = help.str();
     }
-    po::variables_map vm;
-    try {
-        po::store(po::parse_command_line(argc, argv, desc), vm);
-        if (vm.count("help")) { o.show_help = true; return o; }
-        if (vm.count("version")) { o.show_version = true; return o; }
-        if (vm.count("hash-secret")) { o.hash_secret = true; return o; }
-        if (vm.count("config")) {
-            o.config = vm["config"].as<std::string>();
-            std::ifstream in(o.config);
-            if (!in) throw std::runtime_error("cannot read config file \"" + o.config + "\"");
-            po::store(po::parse_config_file(in, desc, false), vm);
-        }
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw std::runtime_error(std::string(e.what()) + (o.config.empty() ? "" : " (command line or " + o.config + ")"));
-    }
+    po::variables_map vm = relay::read_command_line(argc, argv, desc);
+    if (vm.count("help")) { o.show_help = true; return o; }
+    if (vm.count("version")) { o.show_version = true; return o; }
+    if (vm.count("hash-secret")) { o.hash_secret = true; return o; }
+    o.config = relay::load_config_file(vm, desc);
     o.check_config = vm.count("check-config") > 0;
     auto str = [&](const char* n, std::string& dst) { if (vm.count(n)) dst = vm[n].as<std::string>(); };
     str("db", o.db);
@@ -103,13 +76,13 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     if (vm.count("max-connections")) o.max_connections = vm["max-connections"].as<int>();
     if (vm.count("max-connections-per-address")) o.max_connections_per_address = vm["max-connections-per-address"].as<int>();
     if (vm.count("login-failures")) o.login_failures = vm["login-failures"].as<int>();
-    o.request_timeout = duration_option(vm, "request-timeout", o.request_timeout);
-    o.login_failure_window = duration_option(vm, "login-failure-window", o.login_failure_window);
-    if (vm.count("secure-cookie")) o.secure_cookie = on_off("secure-cookie", vm["secure-cookie"].as<std::string>());
-    o.session_ttl = duration_option(vm, "session-ttl", o.session_ttl);
-    o.statement_timeout = duration_option(vm, "statement-timeout", o.statement_timeout);
-    o.rate_interval = duration_option(vm, "rate-interval", o.rate_interval);
-    o.connect_timeout = duration_option(vm, "connect-timeout", o.connect_timeout);
+    o.request_timeout = relay::duration_option(vm, "request-timeout", o.request_timeout);
+    o.login_failure_window = relay::duration_option(vm, "login-failure-window", o.login_failure_window);
+    if (vm.count("secure-cookie")) o.secure_cookie = relay::parse_on_off("secure-cookie", vm["secure-cookie"].as<std::string>());
+    o.session_ttl = relay::duration_option(vm, "session-ttl", o.session_ttl);
+    o.statement_timeout = relay::duration_option(vm, "statement-timeout", o.statement_timeout);
+    o.rate_interval = relay::duration_option(vm, "rate-interval", o.rate_interval);
+    o.connect_timeout = relay::duration_option(vm, "connect-timeout", o.connect_timeout);
     validate(o);
     return o;
 }

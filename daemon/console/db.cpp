@@ -1,7 +1,7 @@
 #include "db.hpp"
 
-#include "outbox/pq_connect.hpp"
-#include "outbox/pq_text.hpp"
+#include "pq_connect.hpp"
+#include "pq_text.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -1,6 +1,6 @@
 #include "db_metrics.hpp"
 
-#include "metrics.hpp"
+#include "prometheus_text.hpp"
 
 #include <algorithm>
 #include <chrono>

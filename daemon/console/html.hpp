@@ -1,4 +1,5 @@
-// Small helpers for server-rendered HTML: escaping, URL encoding and decoding.
+// Small helpers for server-rendered HTML: escaping and form bodies (percent-encoding is
+// percent_encoding.hpp).
 #pragma once
 
 #include <map>
@@ -8,8 +9,6 @@
 namespace once::console {
 
 std::string esc(const std::string& s);            // HTML text and attribute values
-std::string url_encode(const std::string& s);     // a query-string value
-std::string url_decode(const std::string& s);     // '+' is a space
 // "a=1&b=2&a=3" -> {a: [1, 3], b: [2]}
 std::map<std::string, std::vector<std::string>> parse_form(const std::string& body);
 bool is_uuid(const std::string& s);

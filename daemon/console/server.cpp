@@ -14,6 +14,7 @@
 #include "pages/overview.hpp"
 #include "pages/row_action_confirm.hpp"
 #include "pages/sagas.hpp"
+#include "percent_encoding.hpp"
 
 #include <microhttpd.h>
 #include <spdlog/spdlog.h>
@@ -179,7 +180,7 @@ Response Console::route(Ctx& c, const Request& req) {
         if (p == "/saga") return saga_detail(c, req.arg("name"), req.arg("id"));
         // A link of a console before sagas were (name, saga_id): the search by id opens the
         // saga, or lists the definitions that have the id. MHD decoded the path.
-        if (p.rfind("/sagas/", 0) == 0) return redirect("/sagas?q=" + url_encode(p.substr(7)));
+        if (p.rfind("/sagas/", 0) == 0) return redirect("/sagas?q=" + relay::percent_encode(p.substr(7)));
         if (p == "/actions") return actions(c, req);
         if (p == "/inbox") return inbox(c, req);
         if (p == "/keys") return keys(c, req);
@@ -484,7 +485,7 @@ Response Console::small_act(Ctx& c, const Request& req) {
     spdlog::info("{} {} {} {}{}: {}", c.session.user, op, a, bb, op == "key_release" ? " owner " + owner : "", done);
     sessions_.set_flash(c.session_id, std::string(op == "inbox_retry" ? "Retry" : "Release") + ": " +
                                           (done == "t" ? "done." : "nothing to do (already gone)."));
-    return redirect(op == "inbox_retry" ? "/inbox" : "/keys?scope=" + url_encode(a) + "&key=" + url_encode(bb));
+    return redirect(op == "inbox_retry" ? "/inbox" : "/keys?scope=" + relay::percent_encode(a) + "&key=" + relay::percent_encode(bb));
 }
 
 // ----------------------------------------------------------------------------- HTTP

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The WAL transport's reader (daemon/src/wal/replication_stream) against a real server, through
+# The WAL transport's reader (daemon/relay/wal/replication_stream) against a real server, through
 # tests/tools/wal_dump.cpp: pg_once messages emitted as transactional logical messages arrive
 # exactly once per committed transaction, in commit order (not emission order), none of a
 # rolled-back transaction or savepoint; a malformed one is reported, not fatal; and the slot

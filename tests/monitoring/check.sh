@@ -21,9 +21,9 @@ if scraped:
     types = {l.split()[2]: l.split()[3] for l in open(scraped) if l.startswith('# TYPE ')}
     # The WAL transport's gauges are rendered only by a relay with --transport wal; a scraped
     # table-transport relay lacks them, so they are taken from the source.
-    exported |= set(re.findall(r'"(once_wal_[a-z_]+)', open(f'{root}/daemon/src/metrics.cpp').read()))
+    exported |= set(re.findall(r'"(once_wal_[a-z_]+)', open(f'{root}/daemon/relay/metrics.cpp').read()))
 else:
-    src = open(f'{root}/daemon/src/metrics.cpp').read() + open(f'{root}/daemon/src/outbox_gauges.cpp').read()
+    src = open(f'{root}/daemon/relay/metrics.cpp').read() + open(f'{root}/daemon/relay/outbox_gauges.cpp').read()
     exported = set(re.findall(r'"(once_[a-z_]+)', src)) - {'once_relay_publish_latency_seconds_bucket'}
     types = {n: 'histogram' for n in exported if n == 'once_relay_publish_latency_seconds'}
 console = set(re.findall(r'"(once_db_[a-z_]+)', open(f'{root}/daemon/console/db_metrics.cpp').read()))

@@ -2,6 +2,7 @@
 
 #include "html.hpp"
 #include "pages/format.hpp"
+#include "percent_encoding.hpp"
 
 #include <sstream>
 
@@ -51,8 +52,8 @@ std::string render_dead_letter_list(const DeadLetterListModel& m) {
     if (m.rows.size() == kPage) {
         const DeadLetterRow& last = m.rows.back();
         std::string next = last.dead_at + "|" + last.id;
-        b << "<p><a id=older href=\"/dead?topic=" << url_encode(f.topic) << "&amp;key=" << url_encode(f.key) << "&amp;error="
-          << url_encode(f.error) << "&amp;before=" << url_encode(next) << "\">Older dead letters →</a></p>";
+        b << "<p><a id=older href=\"/dead?topic=" << relay::percent_encode(f.topic) << "&amp;key=" << relay::percent_encode(f.key) << "&amp;error="
+          << relay::percent_encode(f.error) << "&amp;before=" << relay::percent_encode(next) << "\">Older dead letters →</a></p>";
     }
     return b.str();
 }

@@ -1,6 +1,7 @@
 #include "pages/format.hpp"
 
 #include "html.hpp"
+#include "percent_encoding.hpp"
 
 namespace once::console {
 
@@ -26,7 +27,7 @@ std::string status_badge(const std::string& st) {
 }
 
 std::string saga_href(const std::string& name, const std::string& id) {
-    return "/saga?name=" + url_encode(name) + "&id=" + url_encode(id);
+    return "/saga?name=" + relay::percent_encode(name) + "&id=" + relay::percent_encode(id);
 }
 
 }  // namespace once::console

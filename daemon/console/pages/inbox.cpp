@@ -2,6 +2,7 @@
 
 #include "html.hpp"
 #include "pages/format.hpp"
+#include "percent_encoding.hpp"
 
 #include <optional>
 #include <sstream>
@@ -41,7 +42,7 @@ std::string render_inbox(const InboxModel& m) {
     if (m.poison.empty()) b << "<tr><td colspan=8 class=muted>No poison messages.</td></tr>";
     b << "</table>";
     if (m.poison.size() == kPage)
-        b << "<p><a id=older href=\"/inbox?after=" << url_encode(m.poison.back().source + "|" + m.poison.back().message_id)
+        b << "<p><a id=older href=\"/inbox?after=" << relay::percent_encode(m.poison.back().source + "|" + m.poison.back().message_id)
           << "\">More →</a></p>";
     // Subscriptions: one whose handler was dropped (while event triggers were off) is marked.
     b << "<h2>Subscriptions</h2><table id=subscriptions><tr><th>topic pattern</th><th>handler</th><th>since</th></tr>";

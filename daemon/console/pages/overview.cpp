@@ -2,6 +2,7 @@
 
 #include "html.hpp"
 #include "pages/format.hpp"
+#include "percent_encoding.hpp"
 
 #include <sstream>
 
@@ -86,7 +87,7 @@ std::string render_overview(const OverviewModel& m, const Attention& a) {
     for (size_t i = 0; i < m.topics.size(); ++i) {
         const TopicRow& t = m.topics[i];
         const std::string& why = a.topic_reasons[i];
-        b << "<tr" << (why.empty() ? "" : " class=attn") << "><td><a href=\"/dead?topic=" << url_encode(t.topic) << "\">"
+        b << "<tr" << (why.empty() ? "" : " class=attn") << "><td><a href=\"/dead?topic=" << relay::percent_encode(t.topic) << "\">"
           << esc(t.topic) << "</a></td>" << count_cell(t.ready) << count_cell(t.delayed) << count_cell(t.in_flight)
           << count_cell(t.blocked) << count_cell(t.dead) << "<td>" << (t.age ? age_text(*t.age) : "") << "</td><td>"
           << esc(why) << "</td></tr>";

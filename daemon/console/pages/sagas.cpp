@@ -2,6 +2,7 @@
 
 #include "html.hpp"
 #include "pages/format.hpp"
+#include "percent_encoding.hpp"
 
 #include <map>
 #include <sstream>
@@ -65,7 +66,7 @@ std::string render_saga_list(const SagaListModel& m) {
         b << "<tr" << (failed ? " class=attn" : "") << "><td>" << esc(def) << "</td>";
         for (auto* s : kCountOrder) {
             std::string v = n[s].empty() ? "0" : n[s];
-            b << "<td class=num><a href=\"/sagas?name=" << url_encode(def) << "&amp;status=" << s << "\">" << capped(v)
+            b << "<td class=num><a href=\"/sagas?name=" << relay::percent_encode(def) << "&amp;status=" << s << "\">" << capped(v)
               << "</a></td>";
         }
         b << "</tr>";
@@ -85,8 +86,8 @@ std::string render_saga_list(const SagaListModel& m) {
     if (m.rows.empty()) b << "<tr><td colspan=8 class=muted>No sagas match.</td></tr>";
     b << "</table>";
     if (m.rows.size() == kPage && m.q.empty())
-        b << "<p><a id=older href=\"/sagas?name=" << url_encode(m.name) << "&amp;status=" << url_encode(m.status)
-          << "&amp;before=" << url_encode(m.rows.back().created_at + "|" + m.rows.back().saga_id) << "\">Older sagas →</a></p>";
+        b << "<p><a id=older href=\"/sagas?name=" << relay::percent_encode(m.name) << "&amp;status=" << relay::percent_encode(m.status)
+          << "&amp;before=" << relay::percent_encode(m.rows.back().created_at + "|" + m.rows.back().saga_id) << "\">Older sagas →</a></p>";
     return b.str();
 }
 

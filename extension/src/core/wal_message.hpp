@@ -1,7 +1,7 @@
 // The wire format of one outbox message carried in the WAL (the WAL transport, docs/design.md
 // "WAL transport"): the content of a transactional logical decoding message with
 // prefix "pg_once". once.send encodes it (extension), once-relay decodes it from the pgoutput
-// stream (daemon/src/wal). Both sides link this file, so there is one definition of the format.
+// stream (daemon/relay/wal). Both sides link this file, so there is one definition of the format.
 //
 // Layout, all integers big-endian:
 //   u8   format version: 1 for a message without a key, 2 for a keyed one

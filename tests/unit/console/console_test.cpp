@@ -90,7 +90,6 @@ TEST(Html, EscapesAndForms) {
     EXPECT_EQ(f["csrf"][0], "a+b");
     EXPECT_EQ(f["note"][0], "two words");
     EXPECT_EQ(f["empty"][0], "");
-    EXPECT_EQ(url_decode(url_encode("a b/é&=")), "a b/é&=");
     EXPECT_TRUE(is_uuid("01a21602-6e35-712b-89aa-51e86b731593"));
     EXPECT_FALSE(is_uuid("01a21602-6e35-712b-89aa-51e86b73159'"));
     EXPECT_FALSE(is_uuid("01a21602x6e35-712b-89aa-51e86b731593"));

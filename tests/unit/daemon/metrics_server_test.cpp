@@ -1,3 +1,4 @@
+#include "http_listener.hpp"
 #include "metrics_server.hpp"
 
 #include <gtest/gtest.h>

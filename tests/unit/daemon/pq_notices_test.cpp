@@ -1,5 +1,5 @@
-// The server's notices in the relay's log (outbox/pq_notices.hpp): level per severity, line format.
-#include "outbox/pq_notices.hpp"
+// The server's notices in the relay's log (pq_notices.hpp): level per severity, line format.
+#include "pq_notices.hpp"
 
 #include <gtest/gtest.h>
 

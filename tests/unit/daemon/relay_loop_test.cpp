@@ -39,6 +39,7 @@ public:
     bool try_maintenance_lock() override { return false; }
     int64_t purge() override { return 0; }
     void saga_tick() override {}
+    std::optional<WaitingCount> waiting_messages(const std::string& = {}) override { return std::nullopt; }
 
     std::vector<Message> claim(int, Millis, const std::vector<std::string>&) override {
         if (++claims > 1000) std::raise(SIGTERM);   // a loop that never settles: end the test

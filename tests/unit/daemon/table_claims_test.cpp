@@ -56,7 +56,7 @@ struct Lanes {
     std::deque<std::vector<Message>> answers;
 };
 
-class Tx final : public LockedTx {
+class Tx final : public once::relay::testing::BlockingLockedTx {
 public:
     explicit Tx(Lanes& lanes) : lanes_(lanes) {}
     bool connect() override { up_ = true; return true; }

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace once::relay::testing {
@@ -58,6 +60,45 @@ inline Message msg(const std::string& id, const char* key = nullptr) {
     return m;
 }
 
+// The seam of the fake transactions: a LockedTx with no socket, whose claims and settlements
+// are answered at once by the blocking claim() and settle_and_commit() a fake defines.
+class BlockingLockedTx : public LockedTx {
+public:
+    bool connect() override { return true; }   // connected from the start
+    virtual std::vector<Message> claim(int batch, const std::vector<std::string>& topics) = 0;
+    virtual SettleReport settle_and_commit(const Batch::Settlement& s) = 0;
+
+    void start_claim(int batch, const std::vector<std::string>& topics) override { started_ = claim(batch, topics); }
+    bool claim_ready() override { return true; }
+    std::vector<Message> finish_claim() override { return std::move(started_); }
+    int socket() const override { return -1; }
+    void start_settle(const Batch::Settlement& s) override {
+        settle_failed_ = nullptr;
+        try {
+            settled_ = settle_and_commit(s);
+        } catch (...) {
+            settle_failed_ = std::current_exception();
+        }
+    }
+    bool settle_ready() override { return true; }
+    SettleReport finish_settle() override {
+        if (settle_failed_) std::rethrow_exception(std::exchange(settle_failed_, nullptr));
+        return std::move(settled_);
+    }
+
+private:
+    std::vector<Message> started_;
+    SettleReport settled_;
+    std::exception_ptr settle_failed_;
+};
+
+// start_settle_locked and finish_settle_locked in one call, as the tests drive them.
+inline LockedSettle settle_locked(Batch& b, LockedTx& tx) {
+    std::optional<Batch::Settlement> s = start_settle_locked(b, tx);
+    if (!s) return LockedSettle{};
+    return finish_settle_locked(b, tx, std::move(*s));
+}
+
 // A lane's transaction whose claims and settlements are answered when the test says so.
 struct TxLog {
     int claims = 0, commits = 0, rollbacks = 0, disconnects = 0;
@@ -65,7 +106,7 @@ struct TxLog {
     std::function<void()> on_commit;   // after each commit (the relay loop test stops there)
 };
 
-class FakeTx final : public LockedTx {
+class FakeTx final : public BlockingLockedTx {
 public:
     FakeTx(TxLog& log, std::deque<std::vector<Message>>& answers, bool has_claim_locked)
         : log_(log), answers_(answers), has_claim_locked_(has_claim_locked) {}

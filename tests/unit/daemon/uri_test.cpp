@@ -1,3 +1,4 @@
+#include "percent_encoding.hpp"
 #include "uri.hpp"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,7 @@ TEST(Uri, PercentCoding) {
     EXPECT_EQ(percent_decode("a%20b%2Fc"), "a b/c");
     EXPECT_EQ(percent_decode("100%"), "100%");
     EXPECT_EQ(percent_encode("a b/c"), "a%20b%2Fc");
+    EXPECT_EQ(percent_decode(percent_encode("a b/é&=")), "a b/é&=");
 }
 
 // Every form of secret a sink URI can carry, each redacted.
