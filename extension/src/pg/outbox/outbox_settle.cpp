@@ -79,15 +79,15 @@ NamedPlan put_back_plan(R"(
 WITH h AS (DELETE FROM once.outbox_delivered d
             WHERE d.id OPERATOR(pg_catalog.=) :id AND d.delivered_at OPERATOR(pg_catalog.=) pg_catalog.now())
 INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
-                         topic, key, payload, headers, last_error, key_owner)
+                         topic, key, payload, headers, last_error, key_owner, content_type)
 VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
         COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
-        :last_error, :key_owner))",
+        :last_error, :key_owner, :content_type))",
                         {{"id", UUIDOID},           {"created_at", TIMESTAMPTZOID}, {"visible_at", TIMESTAMPTZOID},
                          {"attempt", INT4OID},      {"pos", UUIDOID},               {"dead_at", TIMESTAMPTZOID},
                          {"key_seq", UUIDOID},      {"topic", TEXTOID},             {"key", TEXTOID},
                          {"payload", JSONBOID},     {"headers", JSONBOID},          {"last_error", TEXTOID},
-                         {"key_owner", OIDOID}});
+                         {"key_owner", OIDOID},     {"content_type", TEXTOID}});
 
 // A message given back (retry or dead) holds its key from now on: the messages of the key queued
 // behind it ($1 key, $2 its key_seq, $3 its key_owner) wait from now on too, outside every claim range, instead
@@ -250,6 +250,7 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
             {"headers", held.headers, held.headers == 0},
             {"last_error", error, error == 0},
             {"key_owner", ObjectIdGetDatum(held.key_owner), held.key == 0},
+            {"content_type", held.content_type, held.content_type == 0},
         });
         hold_key(held.key, held.key_seq, held.key_owner);
         outbox_locked_settle(held.id);
