@@ -35,33 +35,9 @@ extern "C" {
 namespace once::pg {
 namespace {
 
-// A retry (:dead_at NULL) is due at :visible_at in claim position :pos; a dead letter has the
-// state outbox_sql::dead_letter_assignments gives a row (visible_at 'infinity', the dead
-// position, dead_at, no relay).
-NamedPlan write_back_plan(R"(
-INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
-                         topic, key, payload, headers, last_error, key_owner, stream_fence, stream_fence_slot,
-                         content_type)
-VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
-        COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
-        :last_error, :key_owner,
-        CASE WHEN :key IS NOT NULL THEN pg_catalog.pg_current_wal_insert_lsn() END, :slot, :content_type)
-ON CONFLICT (id) DO NOTHING)",
-                          {{"id", UUIDOID},
-                           {"created_at", TIMESTAMPTZOID},
-                           {"visible_at", TIMESTAMPTZOID},
-                           {"attempt", INT4OID},
-                           {"pos", UUIDOID},
-                           {"dead_at", TIMESTAMPTZOID},
-                           {"key_seq", UUIDOID},
-                           {"topic", TEXTOID},
-                           {"key", TEXTOID},
-                           {"key_owner", OIDOID},
-                           {"payload", JSONBOID},
-                           {"headers", JSONBOID},
-                           {"last_error", TEXTOID},
-                           {"slot", NAMEOID},
-                           {"content_type", TEXTOID}});
+// A retry or a dead letter (given_back_row); a keyed one fenced for the relay's slot (the
+// fence is the WAL insert position as the row is inserted: outbox_row.cpp).
+OutboxInsert write_back_plan("", " ON CONFLICT (id) DO NOTHING");
 
 // The fields of once.wal_write_back_message, in the order the checks below read them as
 // arguments (each one's position is its index here).
@@ -163,23 +139,18 @@ Datum write_back(FunctionCallInfo fcinfo) {
     AsExtensionOwner owner;
     GiveBack g = decide_give_back(topic_policy(PointerGetDatum(topic)), attempts, refused_for_good,
                                   attempts == 0 ? std::optional<int64_t>(0) : retry_after);
-    const uint64 inserted = write_back_plan.execute({
-        {"id", id},
-        {"created_at", TimestampTzGetDatum(created_at)},
-        {"visible_at", TimestampTzGetDatum(g.visible_at), g.dead},
-        {"attempt", Int32GetDatum(attempts)},
-        {"pos", g.dead ? 0 : uuid_datum(g.pos), g.dead},
-        {"dead_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), !g.dead},
-        {"key_seq", key ? PG_GETARG_DATUM(10) : 0, key == nullptr},
-        {"topic", PointerGetDatum(topic)},
-        {"key", PointerGetDatum(key), key == nullptr},
-        {"key_owner", key ? PG_GETARG_DATUM(9) : 0, key == nullptr},
-        {"payload", PointerGetDatum(payload)},
-        {"headers", PointerGetDatum(headers), headers == nullptr},
-        {"last_error", error, error == 0},
-        {"slot", key ? PG_GETARG_DATUM(11) : 0, key == nullptr},
-        {"content_type", PointerGetDatum(content_type), content_type == nullptr},
-    });
+    OutboxRow row = given_back_row(id, TimestampTzGetDatum(created_at), attempts, g, error);
+    row.topic.set(PointerGetDatum(topic));
+    row.payload.set(PointerGetDatum(payload));
+    row.headers.set_if(headers != nullptr, PointerGetDatum(headers));
+    row.content_type.set_if(content_type != nullptr, PointerGetDatum(content_type));
+    if (key != nullptr) {
+        row.key.set(PointerGetDatum(key));
+        row.key_seq.set(PG_GETARG_DATUM(10));
+        row.key_owner.set(PG_GETARG_DATUM(9));
+        row.stream_fence_slot.set(PG_GETARG_DATUM(11));
+    }
+    const uint64 inserted = write_back_plan.execute(row);
     if (inserted > 0) outbox_mark_sent();  // relays wake as after a send
     PG_RETURN_BOOL(inserted > 0);
 }
