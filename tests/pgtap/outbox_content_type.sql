@@ -3,7 +3,7 @@
 -- once.claim and once.claim_locked, kept when a message is put back or written back from the
 -- WAL stream, and carried by the WAL transport as format 3's optional field 1. A content type
 -- that is no media type, too long, or a non-JSON one over a payload that is not a JSON string
--- is refused with ON218 and writes nothing. (The sinks' headers: tests/integration/relay_http.sh,
+-- is refused with ON219 and writes nothing. (The sinks' headers: tests/integration/relay_http.sh,
 -- relay_sinks.sh, relay_wal.sh.)
 -- The WAL part: as tests/pgtap/outbox_wal_transport.sql, the slot is created and the sends
 -- commit before the test's transaction, and the slot is dropped at the end.
@@ -66,25 +66,25 @@ SELECT throws_ok($$SELECT once.send('ct.id', '"x"', message_id => 'c0000000-0000
                                     content_type => 'text/html')$$,
                  'ON212', NULL, '... with another content_type it is a conflict');
 
--- Bad content types: ON218, nothing written.
+-- Bad content types: ON219, nothing written.
 SELECT count(*) AS before FROM once.outbox \gset
-SELECT throws_ok($$SELECT once.send('ct.bad', '"x"', content_type => 'xml')$$, 'ON218',
+SELECT throws_ok($$SELECT once.send('ct.bad', '"x"', content_type => 'xml')$$, 'ON219',
                  'invalid content_type: content_type has no ''/'' between type and subtype',
                  'a content type without a subtype is refused');
-SELECT throws_ok($$SELECT once.send('ct.bad', '"x"', content_type => '')$$, 'ON218', NULL, '... an empty one');
-SELECT throws_ok($$SELECT once.send('ct.bad', '"x"', content_type => E'text/plain\r\nX-Evil: 1')$$, 'ON218', NULL,
+SELECT throws_ok($$SELECT once.send('ct.bad', '"x"', content_type => '')$$, 'ON219', NULL, '... an empty one');
+SELECT throws_ok($$SELECT once.send('ct.bad', '"x"', content_type => E'text/plain\r\nX-Evil: 1')$$, 'ON219', NULL,
                  '... one with control characters (a header injection)');
 SELECT throws_ok(format($$SELECT once.send('ct.bad', '"x"', content_type => %L)$$,
-                        'text/plain; a=' || repeat('v', 242)), 'ON218', NULL, '... one over 255 bytes');
+                        'text/plain; a=' || repeat('v', 242)), 'ON219', NULL, '... one over 255 bytes');
 SELECT lives_ok(format($$SELECT once.send('ct.ok', '"x"', content_type => %L)$$, 'text/plain; a=' || repeat('v', 241)),
                 '... 255 bytes are allowed');
-SELECT throws_ok($$SELECT once.send('ct.bad', '{"n": 1}', content_type => 'application/xml')$$, 'ON218',
+SELECT throws_ok($$SELECT once.send('ct.bad', '{"n": 1}', content_type => 'application/xml')$$, 'ON219',
                  'payload must be a JSON string under content_type application/xml',
                  'a non-JSON content type needs a JSON string payload');
 SELECT throws_ok($$SELECT once.send_many('ct.bad', ARRAY['"a"', '[1]']::jsonb[], content_type => 'text/plain')$$,
-                 'ON218', 'payload 2 must be a JSON string under content_type text/plain', '... in send_many too');
+                 'ON219', 'payload 2 must be a JSON string under content_type text/plain', '... in send_many too');
 SELECT throws_ok($$SELECT once.send_many('ct.bad', ARRAY['"a"']::jsonb[], content_type => 'text plain')$$,
-                 'ON218', NULL, 'send_many checks the content type');
+                 'ON219', NULL, 'send_many checks the content type');
 SELECT is((SELECT count(*) FROM once.outbox), :'before'::bigint + 1, 'the refused sends wrote nothing');
 
 -- The WAL transport's write-back keeps it (and checks it as once.send does).
@@ -100,7 +100,7 @@ SELECT throws_ok($$SELECT once.wal_write_back(jsonb_populate_record(NULL::once.w
                      jsonb_build_object('id', gen_random_uuid(), 'topic', 'ct.wb', 'payload', '<a/>',
                                         'content_type', 'application/ xml', 'created_at', now(), 'attempts', 1,
                                         'dead', false)))$$,
-                 'ON218', NULL, '... and refuses a bad one');
+                 'ON219', NULL, '... and refuses a bad one');
 RESET ROLE;
 SELECT is((SELECT content_type || ' ' || payload::text FROM once.outbox WHERE id = 'c0000000-0000-7000-8000-0000000000aa'),
           'application/xml "<a/>"', '... the row written back has it');
