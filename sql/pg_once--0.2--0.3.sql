@@ -1340,35 +1340,47 @@ AS $$ SELECT s.secret FROM once.wal_secret s $$;
 COMMENT ON FUNCTION once.wal_secret() IS
     'The key once-relay verifies the WAL transport''s message tags with (once_relay only)';
 
--- A keyed message comes back with the key_owner and key_seq it carried (format version 2) and
--- fenced: once.outbox.stream_fence is the WAL insert position after the write-back took the
--- key's lock, once.outbox.stream_fence_slot the slot of the relay writing it back (`slot`,
--- required with a key), and no claim takes the row until once.wal_release_fences(slot, ...)
--- clears it: only that slot's confirmation says the stream messages before the fence are settled.
-CREATE FUNCTION once.wal_write_back(
-    id         uuid,
-    topic      text,
-    key        text,
-    payload    jsonb,
-    headers    jsonb,
-    created_at timestamptz,
-    attempts   integer,
-    error      text,
-    dead       boolean,
-    key_owner  oid DEFAULT NULL,
-    key_seq    uuid DEFAULT NULL,
-    slot       name DEFAULT NULL,
-    retry_after interval DEFAULT NULL)
+-- What a relay writes back: a record, so that the relay names each field
+-- (jsonb_populate_record(NULL::once.wal_write_back_message, <JSON object>)) and a field is added
+-- by name: one attribute here, a relay that does not send it writes NULL. The stream message's
+-- fields (content_type NULL = application/json), then the write-back's: attempts the relay made
+-- (0: none, behind its key), error, dead (refused for good), retry_after (the sink's
+-- Retry-After). A keyed message comes back with the key_owner and key_seq it carried (format
+-- version 2 or 3) and fenced: once.outbox.stream_fence is the WAL insert position after the
+-- write-back took the key's lock, once.outbox.stream_fence_slot the slot of the relay writing it
+-- back (`slot`, required with a key), and no claim takes the row until
+-- once.wal_release_fences(slot, ...) clears it: only that slot's confirmation says the stream
+-- messages before the fence are settled.
+CREATE TYPE once.wal_write_back_message AS (
+    id           uuid,
+    topic        text,
+    key          text,
+    payload      jsonb,
+    headers      jsonb,
+    created_at   timestamptz,
+    attempts     integer,
+    error        text,
+    dead         boolean,
+    key_owner    oid,
+    key_seq      uuid,
+    slot         name,
+    retry_after  interval,
+    content_type text
+);
+COMMENT ON TYPE once.wal_write_back_message IS
+    'A WAL transport message its relay writes back (once.wal_write_back), with the attempt''s outcome';
+
+CREATE FUNCTION once.wal_write_back(message once.wal_write_back_message)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_wal_write_back' LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) IS
+COMMENT ON FUNCTION once.wal_write_back(once.wal_write_back_message) IS
     'A relay gives back a WAL transport message its sink refused: retried after retry_after (the sink''s Retry-After) or the topic''s backoff, or dead, a keyed one fenced for the slot; false if the id is in the outbox already';
 
 REVOKE ALL ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) FROM PUBLIC;
+    once.wal_write_back(once.wal_write_back_message) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) TO once_relay;
+    once.wal_write_back(once.wal_write_back_message) TO once_relay;
 
 -- =======================================================================================
 -- once-console addresses a key by (scope, key, owner) and a saga by (name, saga_id):
@@ -1608,3 +1620,37 @@ COMMENT ON FUNCTION once.wal_fenced_keys(name) IS
 REVOKE ALL ON FUNCTION once.wal_release_fences(name, pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys(name) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.wal_release_fences(name, pg_lsn), once.wal_key_in_table(text, oid), once.wal_fenced_keys(name)
     TO once_relay;
+
+-- ------------------------------------------------ a message's content type (content_type)
+-- The payload's media type (NULL = application/json): a column of the outbox, an attribute of
+-- what once.claim returns, and a parameter of once.send and once.send_many (a new signature:
+-- the old ones go, with their grants given again).
+ALTER TABLE once.outbox ADD COLUMN content_type text;
+ALTER TYPE once.message ADD ATTRIBUTE content_type text;
+
+DROP FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid);
+CREATE FUNCTION once.send(
+    topic      text,
+    payload    jsonb,
+    key        text        DEFAULT NULL,
+    headers    jsonb       DEFAULT NULL,
+    deliver_at timestamptz DEFAULT NULL,
+    message_id uuid        DEFAULT NULL,
+    content_type text      DEFAULT NULL)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'once_send' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, text) IS
+    'Write a message in the caller''s transaction; returns its id (UUID v7). A repeated explicit message_id is a no-op';
+
+DROP FUNCTION once.send_many(text, jsonb[], text[]);
+CREATE FUNCTION once.send_many(topic text, payloads jsonb[], keys text[] DEFAULT NULL,
+                               content_type text DEFAULT NULL)
+RETURNS SETOF uuid
+AS 'MODULE_PATHNAME', 'once_send_many' LANGUAGE C VOLATILE ROWS 100;
+COMMENT ON FUNCTION once.send_many(text, jsonb[], text[], text) IS
+    'Write many messages of one topic in one statement; returns their ids in array order';
+
+REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, text),
+    once.send_many(text, jsonb[], text[], text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, text),
+    once.send_many(text, jsonb[], text[], text) TO once_producer;

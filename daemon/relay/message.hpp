@@ -18,6 +18,8 @@ struct Message {
     std::string headers;     // JSON object text, or empty when NULL
     int attempt = 0;
     std::string created_at;  // timestamptz text as PostgreSQL prints it
+    std::string content_type;  // the payload's media type, or empty when NULL (application/json):
+                               // what a sink sends is core/content_type.hpp's delivered_body
 };
 
 enum class Verdict {

@@ -38,6 +38,8 @@ CREATE TABLE once.outbox (
                                                    -- (once.wal_release_fences); NULL otherwise
     stream_fence_slot name,                        -- (0.3) the replication slot whose relay wrote the fenced row back:
                                                    -- only that slot's confirmation releases the fence; NULL unfenced
+    content_type text,                             -- (0.3) the payload's media type (once.send's content_type);
+                                                   -- NULL = application/json
     CONSTRAINT outbox_pkey PRIMARY KEY (id)
 ) WITH (
     fillfactor = 40,                               -- room for a HOT version of every row a claim updates
@@ -69,7 +71,8 @@ CREATE TYPE once.message AS (
     payload    jsonb,
     headers    jsonb,
     attempt    integer,
-    created_at timestamptz
+    created_at timestamptz,
+    content_type text      -- (0.3) NULL = application/json
 );
 
 -- Per-topic retry policy and delivered-history retention. Topics without a row use the
@@ -112,16 +115,18 @@ CREATE FUNCTION once.send(
     key        text        DEFAULT NULL,
     headers    jsonb       DEFAULT NULL,
     deliver_at timestamptz DEFAULT NULL,
-    message_id uuid        DEFAULT NULL)
+    message_id uuid        DEFAULT NULL,
+    content_type text      DEFAULT NULL)
 RETURNS uuid
 AS 'MODULE_PATHNAME', 'once_send' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid) IS
+COMMENT ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, text) IS
     'Write a message in the caller''s transaction; returns its id (UUID v7). A repeated explicit message_id is a no-op';
 
-CREATE FUNCTION once.send_many(topic text, payloads jsonb[], keys text[] DEFAULT NULL)
+CREATE FUNCTION once.send_many(topic text, payloads jsonb[], keys text[] DEFAULT NULL,
+                               content_type text DEFAULT NULL)
 RETURNS SETOF uuid
 AS 'MODULE_PATHNAME', 'once_send_many' LANGUAGE C VOLATILE ROWS 100;
-COMMENT ON FUNCTION once.send_many(text, jsonb[], text[]) IS
+COMMENT ON FUNCTION once.send_many(text, jsonb[], text[], text) IS
     'Write many messages of one topic in one statement; returns their ids in array order';
 
 -- ----------------------------------------------------------------------------- relays
@@ -580,8 +585,8 @@ $$;
 
 -- ----------------------------------------------------------------------------- privileges
 
-REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
-    once.send_many(text, jsonb[], text[]),
+REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, text),
+    once.send_many(text, jsonb[], text[], text),
     once.claim(text, integer, interval, text[]),
     once.claim_locked(text, integer, text[]),
     once.ack(text, uuid[]),
@@ -593,8 +598,8 @@ REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
     once.discard(uuid[]),
     once.redrive(text[]), once.redrive(text), once.discard(text[]), once.discard(text),
     once.purge_outbox(integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid),
-    once.send_many(text, jsonb[], text[]) TO once_producer;
+GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, text),
+    once.send_many(text, jsonb[], text[], text) TO once_producer;
 GRANT EXECUTE ON FUNCTION once.claim(text, integer, interval, text[]),
     once.claim_locked(text, integer, text[]),
     once.ack(text, uuid[]),

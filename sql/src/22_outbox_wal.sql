@@ -27,35 +27,47 @@ AS $$ SELECT s.secret FROM once.wal_secret s $$;
 COMMENT ON FUNCTION once.wal_secret() IS
     'The key once-relay verifies the WAL transport''s message tags with (once_relay only)';
 
--- A keyed message comes back with the key_owner and key_seq it carried (format version 2) and
--- fenced: once.outbox.stream_fence is the WAL insert position after the write-back took the
--- key's lock, once.outbox.stream_fence_slot the slot of the relay writing it back (`slot`,
--- required with a key), and no claim takes the row until once.wal_release_fences(slot, ...)
--- clears it: only that slot's confirmation says the stream messages before the fence are settled.
-CREATE FUNCTION once.wal_write_back(
-    id         uuid,
-    topic      text,
-    key        text,
-    payload    jsonb,
-    headers    jsonb,
-    created_at timestamptz,
-    attempts   integer,
-    error      text,
-    dead       boolean,
-    key_owner  oid DEFAULT NULL,
-    key_seq    uuid DEFAULT NULL,
-    slot       name DEFAULT NULL,
-    retry_after interval DEFAULT NULL)
+-- What a relay writes back: a record, so that the relay names each field
+-- (jsonb_populate_record(NULL::once.wal_write_back_message, <JSON object>)) and a field is added
+-- by name: one attribute here, a relay that does not send it writes NULL. The stream message's
+-- fields (content_type NULL = application/json), then the write-back's: attempts the relay made
+-- (0: none, behind its key), error, dead (refused for good), retry_after (the sink's
+-- Retry-After). A keyed message comes back with the key_owner and key_seq it carried (format
+-- version 2 or 3) and fenced: once.outbox.stream_fence is the WAL insert position after the
+-- write-back took the key's lock, once.outbox.stream_fence_slot the slot of the relay writing it
+-- back (`slot`, required with a key), and no claim takes the row until
+-- once.wal_release_fences(slot, ...) clears it: only that slot's confirmation says the stream
+-- messages before the fence are settled.
+CREATE TYPE once.wal_write_back_message AS (
+    id           uuid,
+    topic        text,
+    key          text,
+    payload      jsonb,
+    headers      jsonb,
+    created_at   timestamptz,
+    attempts     integer,
+    error        text,
+    dead         boolean,
+    key_owner    oid,
+    key_seq      uuid,
+    slot         name,
+    retry_after  interval,
+    content_type text
+);
+COMMENT ON TYPE once.wal_write_back_message IS
+    'A WAL transport message its relay writes back (once.wal_write_back), with the attempt''s outcome';
+
+CREATE FUNCTION once.wal_write_back(message once.wal_write_back_message)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_wal_write_back' LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) IS
+COMMENT ON FUNCTION once.wal_write_back(once.wal_write_back_message) IS
     'A relay gives back a WAL transport message its sink refused: retried after retry_after (the sink''s Retry-After) or the topic''s backoff, or dead, a keyed one fenced for the slot; false if the id is in the outbox already';
 
 REVOKE ALL ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) FROM PUBLIC;
+    once.wal_write_back(once.wal_write_back_message) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.wal_secret(),
-    once.wal_write_back(uuid, text, text, jsonb, jsonb, timestamptz, integer, text, boolean, oid, uuid, name, interval) TO once_relay;
+    once.wal_write_back(once.wal_write_back_message) TO once_relay;
 
 -- The relay of `slot` has confirmed it up to `confirmed`: every stream message committed before
 -- a fence of that slot at or below it is settled (delivered, or written back behind the fenced

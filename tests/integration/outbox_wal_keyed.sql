@@ -89,8 +89,8 @@ CREATE ROLE wk_relay;
 GRANT once_relay TO wk_relay;
 SELECT key_seq AS k1_seq, id AS first_id FROM wal WHERE id = pg_temp.id('first') \gset
 SET ROLE wk_relay;
-SELECT ok(once.wal_write_back(:'first_id', 'wk.first', 'k1', '{"n": 1}', NULL, now(), 0,
-                              NULL, false, 'postgres'::regrole::oid, :'k1_seq', 'wk_slot'),
+SELECT ok(once.wal_write_back(ROW(:'first_id', 'wk.first', 'k1', '{"n": 1}', NULL, now(), 0,
+                              NULL, false, 'postgres'::regrole::oid, :'k1_seq', 'wk_slot', NULL, NULL)::once.wal_write_back_message),
           'once.wal_write_back takes a keyed message with its key_owner and key_seq');
 RESET ROLE;
 SELECT ok((SELECT stream_fence IS NOT NULL AND key_seq = :'k1_seq' AND key_owner = 'postgres'::regrole::oid
@@ -105,7 +105,7 @@ SELECT is(once.wal_release_fences('wk_slot', pg_current_wal_insert_lsn()), 0, 'r
 RESET ROLE;
 SELECT is((SELECT array_agg(id) FROM once.claim('r', 10, topics => '{wk.first}')), ARRAY[pg_temp.id('first')],
           '... and then it is claimed');
-SELECT throws_ok($$SELECT once.wal_write_back(gen_random_uuid(), 'wk.x', 'k', '{}', NULL, now(), 1, NULL, false)$$,
+SELECT throws_ok($$SELECT once.wal_write_back(ROW(gen_random_uuid(), 'wk.x', 'k', '{}', NULL, now(), 1, NULL, false, NULL, NULL, NULL, NULL, NULL)::once.wal_write_back_message)$$,
                  '22023', 'a keyed message needs its key_owner and key_seq', 'a key without its order is refused');
 SELECT ok(NOT has_function_privilege('public', 'once.wal_release_fences(name, pg_lsn)', 'EXECUTE')
           AND NOT has_function_privilege('public', 'once.wal_key_in_table(text, oid)', 'EXECUTE'),

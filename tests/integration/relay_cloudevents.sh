@@ -6,7 +6,8 @@
 #   validates it; each attribute is checked: specversion 1.0, id = message id, source = the
 #   default /pg_once/<database>/<relay name>, type = topic, subject = key (absent without a
 #   key; percent-encoded per the binding when the key has spaces or non-ASCII), time =
-#   created_at, datacontenttype application/json, data = the payload;
+#   created_at, datacontenttype application/json, data = the payload (a message sent with a
+#   content_type: that datacontenttype, and the JSON string's value as data);
 # - NATS: the stored JetStream messages' ce-* headers (lib/nats_stream_get.py) go through the
 #   same SDK (lib/cloudevents_parse.js) with a configured --cloudevents-source; the NATS
 #   binding's ce-datacontenttype is present and Content-Type is not;
@@ -105,4 +106,26 @@ while IFS= read -r m; do
     [ -z "$(hv content-type "$m")" ] || fail "NATS: Content-Type set (would mean structured mode): $m"
     [ "$(hv nats-msg-id "$m")" = "$(hv ce-id "$m")" ] || fail "NATS: Nats-Msg-Id is not ce-id: $m"
 done <"$T/nats.jsonl"
+
+say "a message with a content_type: its datacontenttype on both bindings, the JSON string's value as data"
+xml_http=$(psql_src -c "SELECT once.send('ce.xml', to_jsonb('<order n=\"5\"/>'::text), content_type => 'application/xml')")
+start_relay ce-http-xml --db "$SRC_DB" --sink "http://127.0.0.1:$(cat "$T/ce.port")/events" --poll-interval 100ms --cloudevents on
+once_wait_for "the XML message" 30 lines_have_ids "$HTTP_LOG" 5 || fail "receiver: $(cat "$HTTP_LOG")"
+stop_relay ce-http-xml
+xml_req=$(jq -c --arg id "$xml_http" 'select(.id == $id)' "$HTTP_LOG")
+jq -e '.headers["content-type"] == "application/xml" and .cloudevent.datacontenttype == "application/xml"
+       and .cloudevent.data == "<order n=\"5\"/>" and .ce_error == null' <<<"$xml_req" >/dev/null ||
+    fail "HTTP: the XML message arrived as $xml_req"
+xml_nats=$(psql_src -c "SELECT once.send('ce.xml', to_jsonb('<order n=\"6\"/>'::text), content_type => 'application/xml')")
+start_relay ce-nats-xml --db "$SRC_DB" --sink "nats://127.0.0.1:$NATS_PORT?stream=CE&subject_prefix=ce.&create_stream=1" \
+    --poll-interval 100ms --cloudevents on --cloudevents-source "https://shop.example/orders"
+once_wait_for "5 messages in the stream" 30 stream_has CE 5 || fail "stream CE has $(stream_msgs CE)"
+stop_relay ce-nats-xml
+m=$(python3 "$RELAY_LIB/nats_stream_get.py" "$NATS_PORT" CE 5) || fail "reading stream CE"
+[ "$(hv ce-id "$m")" = "$xml_nats" ] || fail "NATS: message 5 is not the XML one: $m"
+[ "$(hv ce-datacontenttype "$m")" = application/xml ] || fail "NATS: ce-datacontenttype: $m"
+[ -z "$(hv content-type "$m")" ] || fail "NATS: Content-Type set beside ce-datacontenttype: $m"
+[ "$(jq -r .data <<<"$m")" = '<order n="6"/>' ] || fail "NATS: data is not the string's value: $m"
+ev=$(node "$RELAY_LIB/cloudevents_parse.js" <<<"$m")
+jq -e '.datacontenttype == "application/xml" and .data == "<order n=\"6\"/>"' <<<"$ev" >/dev/null || fail "NATS: the SDK read $ev"
 say "relay_cloudevents: OK"

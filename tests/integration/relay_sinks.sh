@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # once-relay: 20k messages through each sink (stdout, HTTP, NATS JetStream, PostgreSQL inbox);
 # every message arrives, exactly once at JetStream and the inbox; per-key order at the inbox;
-# headers reach the HTTP receiver; bad options and an unreachable sink fail at start.
+# headers reach the HTTP receiver; a message's content_type reaches HTTP and NATS as its
+# Content-Type with the JSON string's value as the body; bad options and an unreachable sink
+# fail at start.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 N=${RELAY_TEST_N:-20000}
@@ -40,6 +42,13 @@ once_wait_for "http: outbox empty" 30 outbox_empty || true
 [ "$(outbox_left)" = 0 ] || fail "outbox not empty after http run"
 stop_relay http; [ "$RELAY_RC" = 0 ] || fail "http relay exit code $RELAY_RC"
 jq -e 'select(.ct != "application/json" or .trace == null or .topic == null)' "$HTTP_LOG" >/dev/null && fail "HTTP headers missing"
+# A message with a content_type: its Content-Type, and the JSON string's value as the body.
+xml_id=$(psql_src -c "SELECT once.send('t.xml', to_jsonb('<order n=\"1\"/>'::text), content_type => 'application/xml')")
+start_relay http-xml --db "$SRC_DB" --sink "$HTTP_URL" --poll-interval 100ms
+once_wait_for "http: the XML message" 30 http_has "$HTTP_LOG" $((N + 1)) || fail "http: $(http_count "$HTTP_LOG") delivered"
+stop_relay http-xml
+jq -e --arg id "$xml_id" 'select(.id == $id) | .ct == "application/xml" and .body == "<order n=\"1\"/>"' "$HTTP_LOG" >/dev/null ||
+    fail "HTTP: the XML message arrived as $(jq -c --arg id "$xml_id" 'select(.id == $id)' "$HTTP_LOG")"
 
 say "--check-config with create_stream=1 reports the missing stream and creates nothing"
 stream_exists() { curl -sf "http://127.0.0.1:$NATS_MON/jsz?streams=1" | jq -e '[.account_details[]?.stream_detail[]? | select(.name == "ONCE")] | length > 0' >/dev/null; }
@@ -55,6 +64,15 @@ once_wait_for "nats: $N in the stream" 120 stream_has ONCE "$N" || fail "nats: $
 once_wait_for "nats: outbox empty" 30 outbox_empty || fail "outbox not empty after nats run"
 [ "$(stream_msgs ONCE)" = "$N" ] || fail "stream has $(stream_msgs ONCE) messages, want exactly $N"
 stop_relay nats; [ "$RELAY_RC" = 0 ] || fail "nats relay exit code $RELAY_RC"
+# A message with a content_type: a Content-Type header, and the JSON string's value as the data.
+xml_id=$(psql_src -c "SELECT once.send('t.xml', to_jsonb('<order n=\"2\"/>'::text), content_type => 'application/xml')")
+start_relay nats-xml --db "$SRC_DB" --sink "nats://127.0.0.1:$NATS_PORT?stream=ONCE&subject_prefix=once.&create_stream=1" --poll-interval 100ms
+once_wait_for "nats: the XML message" 30 stream_has ONCE $((N + 1)) || fail "nats: $(stream_msgs ONCE) in stream"
+stop_relay nats-xml
+m=$(python3 "$RELAY_LIB/nats_stream_get.py" "$NATS_PORT" ONCE $((N + 1))) || fail "reading stream ONCE"
+jq -e --arg id "$xml_id" '(.headers | map(select(.[0] == "Nats-Msg-Id"))[0][1]) == $id
+       and (.headers | map(select(.[0] == "Content-Type"))[0][1]) == "application/xml" and .data == "<order n=\"2\"/>"' \
+    <<<"$m" >/dev/null || fail "NATS: the XML message arrived as $m"
 
 say "PostgreSQL inbox sink: $N messages"
 send_messages "$N" 1000 300001

@@ -25,8 +25,8 @@ confirmed_past() { [ "$(psql_src -c "SELECT confirmed_flush_lsn >= '$2' FROM pg_
 
 say "group b's relay wrote back a message of key kb (fenced for slot_b) and died before confirming"
 xb=$(psql_src -c "SELECT gen_random_uuid()")
-psql_src -c "SELECT once.wal_write_back('$xb', 'b.k', 'kb', '{\"n\": 1}', NULL, now(), 1, 'HTTP 503', false,
-                                        'postgres'::regrole::oid, gen_random_uuid(), 'slot_b')" >/dev/null
+psql_src -c "SELECT once.wal_write_back(ROW('$xb', 'b.k', 'kb', '{\"n\": 1}', NULL, now(), 1, 'HTTP 503', false,
+                                        'postgres'::regrole::oid, gen_random_uuid(), 'slot_b', NULL, NULL)::once.wal_write_back_message)" >/dev/null
 fence=$(psql_src -c "SELECT stream_fence FROM once.outbox WHERE id = '$xb'")
 [ "$(fence_of "$xb")" = "slot_b $fence" ] || fail "the write-back is fenced as $(fence_of "$xb"), want slot_b $fence"
 

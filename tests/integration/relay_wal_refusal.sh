@@ -4,7 +4,8 @@
 # once.dead_letters with its id, topic, payload and headers; what it refuses for now (503) is
 # written back with the receiver's Retry-After, retried from the table by the relay's table
 # claims after it and delivered; the rest is delivered from the stream. The slot is confirmed
-# past all of them, and nothing is lost.
+# past all of them, and nothing is lost. A message with a content_type keeps it through the
+# stream, the write-back and the table (its Content-Type on both attempts).
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 N_OK=${RELAY_WAL_REFUSAL_OK:-40} N_DEAD=5 N_RETRY=5
@@ -70,6 +71,14 @@ diff -q "$T/sent-dead.txt" "$T/dead.txt" >/dev/null ||
 metric() { curl -fsS "http://127.0.0.1:$mport/metrics" 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'; }
 [ "$(metric once_wal_written_back_total)" = $((N_DEAD + N_RETRY)) ] ||
     fail "once_wal_written_back_total is $(metric once_wal_written_back_total), want $((N_DEAD + N_RETRY))"
+# A message with a content_type rides the stream (format 3): refused once (503), written back
+# with it, delivered from the table with it; both attempts labelled, the body the string's value.
+xml_id=$(psql_src -c "SELECT once.send('t.retry', to_jsonb('<order n=\"1\"/>'::text), content_type => 'application/xml')")
+xml_statuses() { jq -r --arg id "$xml_id" 'select(.id == $id) | .status' "$HTTP_LOG" | tr '\n' ' '; }
+xml_done() { [ "$(xml_statuses)" = "503 200 " ]; }
+once_wait_for "the XML message refused, written back and delivered" 30 xml_done || fail "the XML message: statuses $(xml_statuses)"
+[ "$(jq -r --arg id "$xml_id" 'select(.id == $id) | .ct + " " + .body' "$HTTP_LOG" | sort -u)" = 'application/xml <order n="1"/>' ] ||
+    fail "the XML message arrived as $(jq -c --arg id "$xml_id" 'select(.id == $id) | [.ct, .body]' "$HTTP_LOG")"
 stop_relay w
 [ "$RELAY_RC" = 0 ] || fail "relay exited $RELAY_RC"
 say "relay_wal_refusal: $N_OK delivered from the stream, $N_RETRY written back and delivered from the table, $N_DEAD dead letters as sent; slot confirmed past them"

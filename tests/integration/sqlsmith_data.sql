@@ -34,5 +34,5 @@ INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
 VALUES ('oncall', session_user, 'redrive', ARRAY['00000000-0000-0000-0000-000000000001'], 0, NULL);
 -- The WAL transport: once.wal_secret has its one row (the key) from CREATE EXTENSION; a
 -- message a relay gave back from the stream (once.wal_write_back).
-SELECT once.wal_write_back('0190b2c4-0000-7000-8000-0000000000aa', 'mail.digest', NULL, '{"n": 10}', NULL,
-                           now(), 1, 'HTTP 503', false);
+SELECT once.wal_write_back(ROW('0190b2c4-0000-7000-8000-0000000000aa', 'mail.digest', NULL, '{"n": 10}', NULL,
+                           now(), 1, 'HTTP 503', false, NULL, NULL, NULL, NULL, NULL)::once.wal_write_back_message);

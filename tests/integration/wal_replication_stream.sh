@@ -89,7 +89,7 @@ sql -c "BEGIN" -c "SELECT emit(6, 't.s1')" -c "SAVEPOINT s" -c "SELECT emit(91, 
 # Another prefix is skipped; a pg_once message of an unknown format version is reported (as a
 # newer extension's: without a key to verify tags, this reader takes every message as authentic).
 sql -c "SELECT pg_logical_emit_message(true, 'other', 'x')" \
-    -c "SELECT pg_logical_emit_message(true, 'pg_once', '\\x03'::bytea)" >/dev/null
+    -c "SELECT pg_logical_emit_message(true, 'pg_once', '\\x04'::bytea)" >/dev/null
 # once.send itself (once.transport = 'wal'): the extension's encoder and tag, read by the relay's decoder.
 sql -c "SET once.transport = 'wal'" -c "SELECT once.send('t.sent', '{\"n\": 10}')" >/dev/null
 # The sentinel: each run reads until its transaction ends.
@@ -125,7 +125,7 @@ commit_of() { awk -v t="$2" '$1 == "msg" && $5 == t { print $2 }' "$1"; }
 check "messages of one transaction share its commit LSN, another transaction's differs" \
     test "$(commit_of "$work/first.out" t.a1)" = "$(commit_of "$work/first.out" t.a2)" -a \
          "$(commit_of "$work/first.out" t.a1)" != "$(commit_of "$work/first.out" t.b1)"
-check "the newer-format message names its format version" grep -q "^newer .*format version 3" "$work/first.out"
+check "the newer-format message names its format version" grep -q "^newer .*format version 4" "$work/first.out"
 first_confirmed=$(awk '$1 == "confirmed" { print $2 }' "$work/first.out" | tail -n 1)
 b1_end=$(awk -v c="$(commit_of "$work/first.out" t.b1)" '$1 == "end" && $2 == c { print $3 }' "$work/first.out")
 check "with the first three messages settled, the reader confirmed up to the end of t.b1's transaction" \

@@ -20,8 +20,8 @@ AS $$ SELECT ('0190b2c4-0000-7000-8000-' || lpad(n::text, 12, '0'))::uuid $$;
 GRANT EXECUTE ON FUNCTION pg_temp.wf_id(int) TO PUBLIC;
 -- Write back message n of `key` (0 attempts: due at once), fenced for `slot`, as the relay.
 CREATE FUNCTION pg_temp.wb(n int, key text, slot name) RETURNS boolean LANGUAGE sql
-AS $$ SELECT once.wal_write_back(pg_temp.wf_id(n), 'wf.t', key, '{}', NULL, now(), 0, NULL, false,
-                                 10::oid, pg_temp.wf_id(n), slot) $$;
+AS $$ SELECT once.wal_write_back(ROW(pg_temp.wf_id(n), 'wf.t', key, '{}', NULL, now(), 0, NULL, false,
+                                 10::oid, pg_temp.wf_id(n), slot, NULL, NULL)::once.wal_write_back_message) $$;
 GRANT EXECUTE ON FUNCTION pg_temp.wb(int, text, name) TO PUBLIC;
 CREATE FUNCTION pg_temp.fenced() RETURNS text LANGUAGE sql
 AS $$ SELECT coalesce(string_agg(key || '@' || stream_fence_slot, ',' ORDER BY key), '')
@@ -59,11 +59,11 @@ SELECT is((SELECT count(*) FROM once.outbox WHERE stream_fence_slot IS NOT NULL)
 
 -- Bad arguments; privileges.
 SET ROLE wf_relay;
-SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wf_id(4), 'wf.t', 'k', '{}', NULL, now(), 1, NULL, false,
-                                             10::oid, gen_random_uuid())$$,
+SELECT throws_ok($$SELECT once.wal_write_back(ROW(pg_temp.wf_id(4), 'wf.t', 'k', '{}', NULL, now(), 1, NULL, false,
+                                             10::oid, gen_random_uuid(), NULL, NULL, NULL)::once.wal_write_back_message)$$,
                  '22023', 'a keyed message needs the slot of the relay writing it back', 'a keyed write-back needs the slot');
-SELECT throws_ok($$SELECT once.wal_write_back(pg_temp.wf_id(4), 'wf.t', NULL, '{}', NULL, now(), 1, NULL, false,
-                                             NULL, NULL, 'wf_a')$$,
+SELECT throws_ok($$SELECT once.wal_write_back(ROW(pg_temp.wf_id(4), 'wf.t', NULL, '{}', NULL, now(), 1, NULL, false,
+                                             NULL, NULL, 'wf_a', NULL, NULL)::once.wal_write_back_message)$$,
                  '22023', 'key_owner, key_seq and slot need a key', 'a slot without a key is refused');
 RESET ROLE;
 SET ROLE wf_producer;

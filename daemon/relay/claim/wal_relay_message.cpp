@@ -49,6 +49,7 @@ Message relay_message(const once::WalMessage& m) {
     if (m.headers) r.headers = *m.headers;
     r.attempt = 1;
     r.created_at = timestamptz_text(m.created_at_us);
+    if (m.content_type) r.content_type = *m.content_type;
     return r;
 }
 

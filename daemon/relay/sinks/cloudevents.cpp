@@ -85,7 +85,9 @@ std::vector<std::pair<std::string, std::string>> cloudevents_headers(const Messa
     if (m.has_key) h.emplace_back("ce-subject", ce_percent_encode(m.key));
     if (auto t = rfc3339_from_pg(m.created_at)) h.emplace_back("ce-time", *t);
     // HTTP: datacontenttype is the Content-Type header the sink always sends.
-    if (binding == CloudEventsBinding::nats) h.emplace_back("ce-datacontenttype", "application/json");
+    if (binding == CloudEventsBinding::nats)
+        h.emplace_back("ce-datacontenttype",
+                       m.content_type.empty() ? std::string("application/json") : ce_percent_encode(m.content_type));
     return h;
 }
 

@@ -2,8 +2,9 @@
 // the event's data and each context attribute travels as a "ce-<name>" header:
 //   ce-specversion 1.0, ce-id = message id, ce-source = the relay's source URI,
 //   ce-type = topic, ce-subject = key (when the message has one), ce-time = created_at
-//   (RFC 3339), and the data's media type application/json: HTTP's Content-Type, NATS's
-//   ce-datacontenttype (the NATS binding maps datacontenttype like any other attribute).
+//   (RFC 3339), and the data's media type (the message's content_type, application/json
+//   without one): HTTP's Content-Type, NATS's ce-datacontenttype (the NATS binding maps
+//   datacontenttype like any other attribute).
 // Header values are percent-encoded as both bindings require (space, '"', '%' and anything
 // outside printable ASCII), so a key with any UTF-8 in it arrives intact.
 #pragma once

@@ -1,6 +1,7 @@
 #include "sinks/http_sink.hpp"
 
 #include "core/backoff.hpp"
+#include "core/content_type.hpp"
 #include "sinks/cloudevents.hpp"
 #include "sinks/http_status.hpp"
 #include "sinks/producer_headers.hpp"
@@ -125,13 +126,16 @@ void HttpSink::submit(uint64_t token, const Message& m) {
     auto* req = new Request;
     req->token = token;
     req->id = m.id;
-    req->body = body_ == HttpBody::envelope ? webhook_envelope(m) : m.payload;
+    req->body = body_ == HttpBody::envelope ? webhook_envelope(m) : once::delivered_body(m.payload, m.content_type);
     req->started = Clock::now();
     // Only headers the shared rule allows: a producer must not set Host, Content-Length,
     // Idempotency-Key, X-Once-* or any other transport or relay header.
     std::vector<std::pair<std::string, std::string>> extra = producer_headers(m);
     auto add = [&](const std::string& line) { req->headers = curl_slist_append(req->headers, line.c_str()); };
-    add("Content-Type: application/json");
+    // The message's content type labels its body; an envelope is JSON whatever it carries.
+    // (once.send refuses a content type with control characters: core/content_type.hpp)
+    add("Content-Type: " + (body_ == HttpBody::payload && !m.content_type.empty() ? m.content_type
+                                                                             : std::string("application/json")));
     add("Idempotency-Key: " + m.id);
     add("X-Once-Topic: " + m.topic);
     if (m.has_key && m.key.find_first_of("\r\n") == std::string::npos) add("X-Once-Key: " + m.key);

@@ -1,5 +1,6 @@
 #include "sinks/nats_sink.hpp"
 
+#include "core/content_type.hpp"
 #include "sinks/cloudevents.hpp"
 #include "sinks/http_status.hpp"
 #include "sinks/jetstream_errors.hpp"
@@ -246,10 +247,14 @@ void NatsSink::submit(uint64_t token, const Message& m) {
     if (!impl_->js) { fail("nats sink: not connected"); return; }
     std::string subject = subject_prefix_ + m.topic;
     natsMsg* msg = nullptr;
-    natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, m.payload.data(), static_cast<int>(m.payload.size()));
+    const std::string body = once::delivered_body(m.payload, m.content_type);
+    natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, body.data(), static_cast<int>(body.size()));
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Once-Topic", m.topic.c_str());
     if (s == NATS_OK && m.has_key) s = natsMsgHeader_Set(msg, "Once-Key", m.key.c_str());
+    // (with CloudEvents, ce-datacontenttype says it: a Content-Type header would mean structured mode)
+    if (s == NATS_OK && !m.content_type.empty() && ce_source_.empty())
+        s = natsMsgHeader_Set(msg, "Content-Type", m.content_type.c_str());
     if (s == NATS_OK && !ce_source_.empty())
         for (const auto& [k, v] : cloudevents_headers(m, ce_source_, CloudEventsBinding::nats))
             if (s == NATS_OK) s = natsMsgHeader_Set(msg, k.c_str(), v.c_str());

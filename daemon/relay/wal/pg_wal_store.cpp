@@ -1,6 +1,7 @@
 #include "wal/pg_wal_store.hpp"
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "pq_connect.hpp"
 #include "pq_text.hpp"
 #include "wal/message_tag.hpp"
@@ -60,30 +61,51 @@ std::optional<std::string> PgWalStore::message_key() {
     return key;
 }
 
+std::string wal_write_back_record(const WalWriteBack& w, const std::string& slot) {
+    const Message& m = *w.message;
+    std::string out = "{";
+    auto field = [&](const char* name) {
+        if (out.size() > 1) out += ',';
+        once::append_json_string(out, name);
+        out += ':';
+    };
+    auto text = [&](const char* name, const std::string* value) {
+        field(name);
+        if (value) once::append_json_string(out, *value);
+        else out += "null";
+    };
+    auto raw = [&](const char* name, const std::string& json) {   // (a number, a literal or JSON text)
+        field(name);
+        out += json;
+    };
+    text("id", &m.id);
+    text("topic", &m.topic);
+    text("key", m.has_key ? &m.key : nullptr);
+    raw("payload", m.payload);
+    raw("headers", m.headers.empty() ? std::string("null") : m.headers);
+    text("content_type", m.content_type.empty() ? nullptr : &m.content_type);
+    text("created_at", &m.created_at);
+    raw("attempts", std::to_string(w.attempts));
+    const std::string error(w.error.c_str());   // (text ends at a NUL byte, as it did as a parameter)
+    text("error", &error);
+    raw("dead", w.dead ? "true" : "false");
+    raw("key_owner", m.has_key ? std::to_string(w.order.key_owner) : std::string("null"));
+    text("key_seq", m.has_key ? &w.order.key_seq : nullptr);
+    text("slot", m.has_key ? &slot : nullptr);   // the fence is this slot's
+    const std::string retry_after = w.retry_after ? pg_interval(*w.retry_after) : std::string();
+    text("retry_after", w.retry_after ? &retry_after : nullptr);
+    out += '}';
+    return out;
+}
+
 void PgWalStore::write_back(const WalWriteBack& w) {
     PGconn* c = connection();
-    const Message& m = *w.message;
-    std::string attempts = std::to_string(w.attempts);
-    std::string owner = std::to_string(w.order.key_owner);
-    std::string retry_after = w.retry_after ? pg_interval(*w.retry_after) : std::string();
-    const char* values[13] = {m.id.c_str(),
-                              m.topic.c_str(),
-                              m.has_key ? m.key.c_str() : nullptr,
-                              m.payload.c_str(),
-                              m.headers.empty() ? nullptr : m.headers.c_str(),
-                              m.created_at.c_str(),
-                              attempts.c_str(),
-                              w.error.c_str(),
-                              w.dead ? "true" : "false",
-                              m.has_key ? owner.c_str() : nullptr,
-                              m.has_key ? w.order.key_seq.c_str() : nullptr,
-                              m.has_key ? slot_.c_str() : nullptr,   // the fence is this slot's
-                              w.retry_after ? retry_after.c_str() : nullptr};
+    const std::string record = wal_write_back_record(w, slot_);
+    const char* values[1] = {record.c_str()};
     Result r(PQexecParams(c,
-                          "SELECT once.wal_write_back($1::uuid, $2::text, $3::text, $4::jsonb, $5::jsonb, "
-                          "$6::timestamptz, $7::integer, $8::text, $9::boolean, $10::oid, $11::uuid, $12::name, "
-                          "$13::interval)",
-                          13, nullptr, values, nullptr, nullptr, 0),
+                          "SELECT once.wal_write_back(pg_catalog.jsonb_populate_record("
+                          "NULL::once.wal_write_back_message, $1::pg_catalog.jsonb))",
+                          1, nullptr, values, nullptr, nullptr, 0),
              PQclear);
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
         // The key's lock bucket is held: by a prepared transaction (ON216, at once), or by a

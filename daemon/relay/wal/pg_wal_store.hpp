@@ -20,6 +20,11 @@
 
 namespace once::relay {
 
+// once.wal_write_back's record (once.wal_write_back_message) as the JSON object the statement
+// turns into one with jsonb_populate_record: every field by name (NULL as null), payload and
+// headers as the JSON they are; a keyed message's fence is `slot`'s.
+std::string wal_write_back_record(const WalWriteBack& w, const std::string& slot);
+
 class PgWalStore final : public WalStore {
 public:
     // A call waits this long at most for a lock (the key's lock bucket, of a write-back).

@@ -62,7 +62,8 @@ private:
 
 bool WalMessage::operator==(const WalMessage& o) const {
     return id == o.id && created_at_us == o.created_at_us && topic == o.topic && key == o.key &&
-           (!key || (key_owner == o.key_owner && key_seq == o.key_seq)) && headers == o.headers && payload == o.payload;
+           (!key || (key_owner == o.key_owner && key_seq == o.key_seq)) && headers == o.headers && payload == o.payload &&
+           content_type == o.content_type;
 }
 
 std::string encode_wal_message(const WalMessage& m) {
@@ -71,11 +72,16 @@ std::string encode_wal_message(const WalMessage& m) {
     if (m.headers && m.headers->size() >= kNoHeaders)
         throw std::length_error("pg_once WAL message: headers longer than 4294967294 bytes");
     if (m.payload.size() > 0xFFFFFFFFu) throw std::length_error("pg_once WAL message: payload longer than 4294967295 bytes");
+    if (m.content_type && m.content_type->size() >= 0xFFFFFFFFu)
+        throw std::length_error("pg_once WAL message: content_type longer than 4294967294 bytes");
+    const bool optional_fields = m.content_type.has_value();
 
     std::string out;
     out.reserve(1 + 16 + 8 + 2 + m.topic.size() + 2 + (m.key ? m.key->size() : 0) + 4 +
                 (m.headers ? m.headers->size() : 0) + 4 + m.payload.size());
-    out.push_back(static_cast<char>(m.key ? kWalMessageKeyedVersion : kWalMessageVersion));
+    out.push_back(static_cast<char>(optional_fields ? kWalMessageOptionalFieldsVersion
+                                    : m.key       ? kWalMessageKeyedVersion
+                                                  : kWalMessageVersion));
     out.append(reinterpret_cast<const char*>(m.id.data()), m.id.size());
     put_u64(out, static_cast<uint64_t>(m.created_at_us));
     put_u16(out, static_cast<uint16_t>(m.topic.size()));
@@ -96,6 +102,12 @@ std::string encode_wal_message(const WalMessage& m) {
     }
     put_u32(out, static_cast<uint32_t>(m.payload.size()));
     out += m.payload;
+    if (optional_fields) out.push_back(static_cast<char>(m.content_type ? 1 : 0));  // (the count)
+    if (m.content_type) {
+        out.push_back(static_cast<char>(kWalOptionalFieldContentType));
+        put_u32(out, static_cast<uint32_t>(m.content_type->size()));
+        out += *m.content_type;
+    }
     return out;
 }
 
@@ -138,10 +150,11 @@ bool wal_message_tags_equal(const WalMessageTag& carried, const WalMessageTag& c
 DecodedWalMessage decode_wal_message(std::string_view content) {
     // The version first: another version may place or size its tag differently.
     auto version = static_cast<uint8_t>(Reader(content).uint(1, "the format version"));
-    if (version != kWalMessageVersion && version != kWalMessageKeyedVersion) {
+    if (version != kWalMessageVersion && version != kWalMessageKeyedVersion &&
+        version != kWalMessageOptionalFieldsVersion) {
         throw WalMessageVersionError("pg_once WAL message has format version " + std::to_string(version) +
-                                         ", this relay reads versions " + std::to_string(kWalMessageVersion) + " and " +
-                                         std::to_string(kWalMessageKeyedVersion),
+                                         ", this relay reads versions " + std::to_string(kWalMessageVersion) + " to " +
+                                         std::to_string(kWalMessageOptionalFieldsVersion),
                                      version);
     }
     std::string_view body = wal_message_tagged_bytes(content);
@@ -156,9 +169,11 @@ DecodedWalMessage decode_wal_message(std::string_view content) {
     m.topic = std::string(r.bytes(topic_len, "the topic"));
     auto key_len = static_cast<uint16_t>(r.uint(2, "the key length"));
     if (key_len != kNoKey) m.key = std::string(r.bytes(key_len, "the key"));
-    if (version == kWalMessageKeyedVersion) {
+    if (version == kWalMessageKeyedVersion && !m.key) {
         // (a version-2 message without a key is malformed: the encoder never writes one)
-        if (!m.key) throw WalMessageFormatError("pg_once WAL message of version 2 has no key");
+        throw WalMessageFormatError("pg_once WAL message of version 2 has no key");
+    }
+    if (version != kWalMessageVersion && m.key) {
         m.key_owner = static_cast<uint32_t>(r.uint(4, "the key owner"));
         std::string_view seq = r.bytes(m.key_seq.size(), "the key_seq");
         std::memcpy(m.key_seq.data(), seq.data(), m.key_seq.size());
@@ -167,6 +182,21 @@ DecodedWalMessage decode_wal_message(std::string_view content) {
     if (headers_len != kNoHeaders) m.headers = std::string(r.bytes(headers_len, "the headers"));
     auto payload_len = static_cast<uint32_t>(r.uint(4, "the payload length"));
     m.payload = std::string(r.bytes(payload_len, "the payload"));
+    if (version == kWalMessageOptionalFieldsVersion) {
+        bool seen[256] = {};
+        auto count = static_cast<uint8_t>(r.uint(1, "the number of optional fields"));
+        for (uint8_t i = 0; i < count; ++i) {
+            auto field = static_cast<uint8_t>(r.uint(1, "an optional field's id"));
+            auto len = static_cast<uint32_t>(r.uint(4, "an optional field's length"));
+            std::string_view value = r.bytes(len, "an optional field");
+            if (seen[field])
+                throw WalMessageFormatError("pg_once WAL message has optional field " + std::to_string(field) +
+                                            " twice");
+            seen[field] = true;
+            if (field == kWalOptionalFieldContentType) m.content_type = std::string(value);
+            // (another id: a newer extension's field this reader does without)
+        }
+    }
     if (!r.at_end()) {
         throw WalMessageFormatError("pg_once WAL message has " + std::to_string(body.size() - r.position()) +
                                     " bytes between the payload and the tag");

@@ -4,15 +4,22 @@
 // stream (daemon/relay/wal). Both sides link this file, so there is one definition of the format.
 //
 // Layout, all integers big-endian:
-//   u8   format version: 1 for a message without a key, 2 for a keyed one
+//   u8   format version: 1 for a message without a key, 2 for a keyed one, 3 for one with
+//        optional fields (keyed or not)
 //   16   message id (uuid bytes)
 //   i64  created_at, microseconds since the Unix epoch
 //   u16  topic length, then the topic bytes
 //   u16  key length, then the key bytes; 0xFFFF = no key (a key is at most 0xFFFE bytes)
-//   version 2 only: u32 key_owner (the role's oid), 16 key_seq (uuid bytes): the key's order
+//   versions 2 and 3 with a key: u32 key_owner (the role's oid), 16 key_seq (uuid bytes): the key's order
 //        stamp, drawn at commit under the key's lock (extension/src/pg/outbox/outbox_key_order.hpp)
 //   u32  headers length, then the headers' JSON text; 0xFFFFFFFF = no headers
 //   u32  payload length, then the payload's JSON text
+//   version 3 only: u8 the number of optional fields, then each (once, in any order): u8
+//        field id, u32 length, then that many bytes (kWalOptionalField* below). (The count
+//        makes a message cut at a field's end malformed, as every cut is in versions 1 and 2.) A reader
+//        skips the ids it does not know, so a new optional field is a new id, not a new format
+//        version; a field the reader must understand to deliver the message correctly still
+//        needs one.
 //   16   tag: the first 16 bytes of HMAC-SHA256(key, origin || every byte before the tag)
 // The origin (wal_message_origin_bytes) is not in the content: it is where the message was
 // emitted, 16 bytes that a reader of the stream knows without trusting the content: the
@@ -54,6 +61,13 @@ inline constexpr std::string_view kWalMessagePrefix = "pg_once";
 // same bytes as before version 2; the decoder reads both.
 inline constexpr uint8_t kWalMessageVersion = 1;
 inline constexpr uint8_t kWalMessageKeyedVersion = 2;
+// Version 3: versions 1/2's fields, then optional fields. The encoder writes it only for a
+// message with an optional field, so a message without one is the bytes versions 1 and 2 were
+// (a relay that reads only those keeps reading them).
+inline constexpr uint8_t kWalMessageOptionalFieldsVersion = 3;
+
+// The ids of version 3's optional fields.
+inline constexpr uint8_t kWalOptionalFieldContentType = 1;  // the payload's media type (once.send's content_type)
 
 // The key of the tag (once.wal_secret, 32 random bytes per database) and the tag: HMAC-SHA256
 // truncated to its first 16 bytes (128 bits, RFC 2104 section 5 allows truncation to half).
@@ -89,6 +103,8 @@ struct WalMessage {
     Uuid key_seq{};                      // with a key: its order stamp (nil from version 1)
     std::optional<std::string> headers;  // JSON object text, if any
     std::string payload;                 // JSON text
+    // optional fields (version 3):
+    std::optional<std::string> content_type;  // media type; none: application/json
 
     bool operator==(const WalMessage& other) const;
 };
@@ -100,15 +116,16 @@ struct DecodedWalMessage : WalMessage {
     WalMessageTag tag{};
 };
 
-// Content that is not a well-formed version-1 or version-2 pg_once message: truncated, with bytes after the
-// tag, a length that points past the end, or another format version.
+// Content that is not a well-formed pg_once message of versions 1 to 3: truncated, with bytes
+// after the tag, a length that points past the end, an optional field given twice, or another
+// format version.
 class WalMessageFormatError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
 // Content of a format version this code does not read: a newer extension's. Every version ends
-// with the tag over its origin and the bytes before it, as versions 1 and 2 do, so a reader can
+// with the tag over its origin and the bytes before it, as versions 1 to 3 do, so a reader can
 // tell a newer extension's message (its tag verifies) from one that anybody emitted (it does
 // not).
 class WalMessageVersionError : public WalMessageFormatError {
@@ -122,7 +139,7 @@ private:
 
 // The bytes the tag covers: the content of the logical message without its tag. Throws
 // std::length_error when a field does not fit its length prefix (a topic over 65535 bytes, a
-// key over 65534, JSON over 4 GiB - 2); once.send validates topic and key far below those
+// key over 65534, JSON or an optional field over 4 GiB - 2); once.send validates topic and key far below those
 // limits, so that is a bug, not a user error.
 std::string encode_wal_message(const WalMessage& message);
 

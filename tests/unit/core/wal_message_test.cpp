@@ -246,7 +246,7 @@ TEST(WalMessage, LengthsPointingPastTheEndAreRejected) {
 
 TEST(WalMessage, OtherVersionsAreRejected) {
     std::string encoded = content_of(full_message());
-    for (int version : {0, 3, 255}) {
+    for (int version : {0, 4, 255}) {
         encoded[0] = static_cast<char>(version);
         try {
             decode_wal_message(encoded);
@@ -266,4 +266,87 @@ TEST(WalMessage, EncodeRefusesFieldsThatDoNotFitTheirLength) {
     m = full_message();
     m.topic = std::string(0x10000, 't');
     EXPECT_THROW(once::encode_wal_message(m), std::length_error);
+}
+
+// Version 3: the optional fields after the payload.
+
+TEST(WalMessage, WithoutOptionalFieldsTheBytesAreVersions1And2) {
+    WalMessage keyed = full_message();
+    EXPECT_EQ(once::encode_wal_message(keyed)[0], 2);
+    WalMessage unkeyed = full_message();
+    unkeyed.key.reset();
+    EXPECT_EQ(once::encode_wal_message(unkeyed)[0], 1);
+}
+
+TEST(WalMessage, ContentTypeRoundTripsInVersion3KeyedOrNot) {
+    WalMessage m = full_message();
+    m.content_type = "application/xml";
+    std::string encoded = once::encode_wal_message(m);
+    EXPECT_EQ(encoded[0], 3);
+    // after the payload: one field, id 1, length 15, the bytes
+    EXPECT_EQ(encoded.substr(encoded.size() - 21), bytes({1, 1, 0, 0, 0, 15}) + "application/xml");
+    EXPECT_EQ(decode_wal_message(content_of(m)), m);
+    m.key.reset();
+    m.headers.reset();
+    WalMessage back = decode_wal_message(content_of(m));
+    EXPECT_EQ(back, m);
+    ASSERT_TRUE(back.content_type.has_value());
+    EXPECT_EQ(*back.content_type, "application/xml");
+    EXPECT_FALSE(back.key.has_value());
+}
+
+TEST(WalMessage, Version3WithoutOptionalFieldsDecodes) {
+    WalMessage m = full_message();
+    std::string encoded = once::encode_wal_message(m);
+    encoded[0] = 3;
+    encoded.push_back(0);   // no optional fields
+    append_wal_message_tag(encoded, some_tag());
+    WalMessage back = decode_wal_message(encoded);
+    EXPECT_EQ(back, m);
+    EXPECT_FALSE(back.content_type.has_value());
+}
+
+TEST(WalMessage, UnknownOptionalFieldsAreSkipped) {
+    WalMessage m = full_message();
+    m.content_type = "text/plain";
+    std::string payload_end = once::encode_wal_message(full_message()).substr(1);
+    // a newer extension's fields before and after the one this reader knows, one empty
+    std::string encoded = bytes({3}) + payload_end + bytes({3}) + bytes({200, 0, 0, 0, 3}) + "abc" +
+                          bytes({1, 0, 0, 0, 10}) + "text/plain" + bytes({7, 0, 0, 0, 0});
+    append_wal_message_tag(encoded, some_tag());
+    EXPECT_EQ(decode_wal_message(encoded), m);
+    WalMessage plain = full_message();
+    std::string only_unknown = once::encode_wal_message(plain);
+    only_unknown[0] = 3;
+    only_unknown += bytes({1, 42, 0, 0, 0, 2}) + "xy";
+    append_wal_message_tag(only_unknown, some_tag());
+    WalMessage back = decode_wal_message(only_unknown);
+    EXPECT_EQ(back, plain);
+    EXPECT_FALSE(back.content_type.has_value());
+}
+
+TEST(WalMessage, OptionalFieldTwiceIsRejected) {
+    WalMessage m = full_message();
+    m.content_type = "text/plain";
+    std::string encoded = once::encode_wal_message(m) + bytes({1, 0, 0, 0, 1}) + "x";
+    encoded[encoded.size() - 1 - 5 - 10 - 5 - 1] = 2;   // the count: two fields
+    append_wal_message_tag(encoded, some_tag());
+    EXPECT_THROW(decode_wal_message(encoded), WalMessageFormatError);
+}
+
+TEST(WalMessage, Version3TruncationsAndLengthsPastTheEndAreRejected) {
+    WalMessage m = full_message();
+    m.content_type = "application/xml";
+    std::string encoded = content_of(m);
+    for (size_t len = 0; len < encoded.size(); ++len)
+        EXPECT_THROW(decode_wal_message(encoded.substr(0, len)), WalMessageFormatError) << "length " << len;
+    std::string body = once::encode_wal_message(m);
+    body[body.size() - 15 - 1] = 16;   // the field's length one past its bytes
+    append_wal_message_tag(body, some_tag());
+    EXPECT_THROW(decode_wal_message(body), WalMessageFormatError);
+    std::string half = once::encode_wal_message(full_message());
+    half[0] = 3;
+    half += bytes({1, 1, 0, 0});   // one field: an id and half a length
+    append_wal_message_tag(half, some_tag());
+    EXPECT_THROW(decode_wal_message(half), WalMessageFormatError);
 }

@@ -75,3 +75,14 @@ TEST(ClaimedRows, TheSelectListNamesEveryColumnTheDecoderReads) {
     for (const char* name : {"AS id", "topic", "key", "AS payload", "AS headers", "attempt", "AS created_at"})
         EXPECT_NE(list.find(name), std::string::npos) << name;
 }
+
+TEST(ClaimedRows, ContentTypeIsReadWhenPresentAndEmptyWhenNull) {
+    Rows r = make_rows({"id", "topic", "key", "payload", "headers", "attempt", "created_at", "content_type"},
+                       {{"id-1", "t.a", std::nullopt, "\"<a/>\"", std::nullopt, "1", "2026-01-01", "application/xml"},
+                        {"id-2", "t.a", std::nullopt, "{}", std::nullopt, "1", "2026-01-01", std::nullopt}});
+    std::vector<Message> m = decode_claimed_rows(r.get());
+    ASSERT_EQ(m.size(), 2u);
+    EXPECT_EQ(m[0].content_type, "application/xml");
+    EXPECT_EQ(m[1].content_type, "");
+    EXPECT_NE(std::string(kClaimedColumns).find("content_type"), std::string::npos);
+}

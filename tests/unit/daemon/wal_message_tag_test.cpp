@@ -138,7 +138,7 @@ TEST(WalMessageTag, TheDecoderWithAKeyDecodesTaggedMessagesAndReportsOthersUnaut
 TEST(WalMessageTag, AnAuthenticMessageOfANewerFormatIsReportedAsSuchAForgedOneAsUnauthentic) {
     OutboxStreamDecoder d{WalMessageTag(kKey), kSystem, kDatabase};
     std::string newer = encoded(1);
-    newer[0] = 3;   // a later extension's format version, its tag last as in every version
+    newer[0] = 4;   // a later extension's format version, its tag last as in every version
     std::vector<WalEvent> events;
     d.feed(wal_test::begin(0x500, 10, kXid), events);
     d.feed(wal_test::message(true, 0x410, "pg_once", WalMessageTag(kKey).sign(kOrigin, newer)), events);
@@ -146,10 +146,10 @@ TEST(WalMessageTag, AnAuthenticMessageOfANewerFormatIsReportedAsSuchAForgedOneAs
     d.feed(wal_test::commit(0x500, 0x528, 10), events);
     ASSERT_EQ(events.size(), 3u);
     const auto& n = std::get<NewerFormatEvent>(events[0]);
-    EXPECT_EQ(n.version, 3);
+    EXPECT_EQ(n.version, 4);
     EXPECT_EQ(n.commit_lsn, 0x500u);
     EXPECT_EQ(n.message_lsn, 0x410u);
-    EXPECT_NE(n.error.find("format version 3"), std::string::npos) << n.error;
+    EXPECT_NE(n.error.find("format version 4"), std::string::npos) << n.error;
     EXPECT_TRUE(std::get<MalformedMessageEvent>(events[1]).unauthentic);
 }
 

@@ -1,6 +1,7 @@
 // The outbox entry points' shared helpers: outbox_args.hpp.
 #include "pg/outbox/outbox_args.hpp"
 
+#include "core/content_type.hpp"
 #include "core/message_headers.hpp"
 #include "core/outbox_policy.hpp"
 #include "core/topic.hpp"
@@ -128,6 +129,30 @@ Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes) 
                         "Send an object such as '{\"order_id\": 42}'.");
     }
     return payload;
+}
+
+text* content_type_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg)) return nullptr;
+    text* content_type = PG_GETARG_TEXT_PP(arg);
+    if (std::optional<std::string> why = content_type_error(text_view(content_type)))
+        throw Error(ErrorCode::invalid_content_type, "invalid content_type: " + *why, {},
+                    "Pass a media type such as 'application/xml' or 'text/plain; charset=utf-8', or NULL "
+                    "for application/json.");
+    return content_type;
+}
+
+void check_payload_for_content_type(text* content_type, Jsonb* payload, const std::string& what) {
+    if (content_type == nullptr || is_json_content_type(text_view(content_type))) return;
+    const bool is_string = pg_call([&] {
+        if (!JB_ROOT_IS_SCALAR(payload)) return false;
+        JsonbValue* v = getIthJsonbValueFromContainer(&payload->root, 0);
+        return v != nullptr && v->type == jbvString;
+    });
+    if (!is_string)
+        throw Error(ErrorCode::invalid_content_type,
+                    what + " must be a JSON string under content_type " + std::string(text_view(content_type)),
+                    "The sinks send the string's value as the body of a non-JSON content type.",
+                    "Pass the document as a JSON string, e.g. to_jsonb('<order/>'::text), or a JSON content type.");
 }
 
 Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg, Json* parsed_out) {

@@ -51,6 +51,14 @@ Jsonb* checked_payload(Datum raw, const std::string& what, int64 headers_bytes =
 // A message's headers argument, checked (ON204, ON214); `parsed` (if given) receives them as
 // JSON, so that the caller need not parse them again.
 Jsonb* headers_arg(FunctionCallInfo fcinfo, int arg, Json* parsed = nullptr);
+// A message's content_type argument: NULL (application/json) or a media type
+// (core/content_type.hpp); anything else is ON219.
+text* content_type_arg(FunctionCallInfo fcinfo, int arg);
+
+// A payload under a non-JSON content type must be a JSON string, whose value the sinks send
+// (core/content_type.hpp): ON219 otherwise. `what` names the payload in the error.
+void check_payload_for_content_type(text* content_type, Jsonb* payload, const std::string& what);
+
 // The one rule for an array of message ids (ON211): not NULL, at most kMaxClaimBatch ids, none
 // of them NULL, and not empty unless `allow_empty`. Returns its elements; `hint` goes with
 // an error.

@@ -316,9 +316,9 @@ const std::string kLeaseTail = kDeadTail + R"(
      SET attempt = o.attempt OPERATOR(pg_catalog.+) 1, relay = $4,
          visible_at = pg_catalog.now() OPERATOR(pg_catalog.+) $6
    WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
-  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at,
+  RETURNING o.id, o.topic, o.key, o.payload, o.headers, o.attempt, o.created_at, o.content_type,
             COALESCE(o.pos, o.id) AS sort)
-SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at
+SELECT u.id, u.topic, u.key, u.payload, u.headers, u.attempt, u.created_at, u.content_type
   FROM u ORDER BY u.sort)";
 
 // once.claim_locked: delete the others in this transaction (and write the delivered history
@@ -329,8 +329,8 @@ const std::string kDeleteTail = kDeadTail + R"(
    WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT c.tid FROM c WHERE NOT c.exhausted))
   RETURNING o.id, o.topic, o.key, o.payload, o.headers,
             o.attempt OPERATOR(pg_catalog.+) 1 AS attempt, o.created_at, o.key_seq, o.key_owner,
-            COALESCE(o.pos, o.id) AS sort),)" + outbox_sql::delivered_history_cte("$4") + R"(
-SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.key_seq, d.key_owner
+            o.content_type, COALESCE(o.pos, o.id) AS sort),)" + outbox_sql::delivered_history_cte("$4") + R"(
+SELECT d.id, d.topic, d.key, d.payload, d.headers, d.attempt, d.created_at, d.key_seq, d.key_owner, d.content_type
   FROM d ORDER BY d.sort)";
 
 const std::initializer_list<Oid> kClaimTypes = {UUIDOID,      UUIDOID,     INT4OID,      TEXTOID,     TEXTARRAYOID,
@@ -442,18 +442,19 @@ ONCE_SQL_FUNCTION(once_claim_locked) {
     SpiSession spi;
     uint64 n = run_claim(ClaimMode::locked, relay, batch, patterns, 0);
     for (uint64 i = 0; i < n; ++i) {
-        Datum v[9];
-        bool isnull[9];
+        Datum v[10];
+        bool isnull[10];
         pg_call([&] { heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, v, isnull); });
         LockedMessage m{to_uuid(v[0]),        v[1],
                         isnull[2] ? 0 : v[2], isnull[7] ? 0 : v[7],
                         isnull[8] ? InvalidOid : DatumGetObjectId(v[8]),
                         v[3],                 isnull[4] ? 0 : v[4],
-                        DatumGetInt32(v[5]),  DatumGetTimestampTz(v[6])};
+                        DatumGetInt32(v[5]),  DatumGetTimestampTz(v[6]),
+                        isnull[9] ? 0 : v[9]};
         const LockedMessage& kept = outbox_locked_claimed(m);
         // The result carries the kept (detoasted) values: the row's TOAST chunks are deleted.
-        Datum out[] = {v[0], kept.topic, kept.key, kept.payload, kept.headers, v[5], v[6]};
-        bool out_null[] = {false, false, isnull[2], false, isnull[4], false, false};
+        Datum out[] = {v[0], kept.topic, kept.key, kept.payload, kept.headers, v[5], v[6], kept.content_type};
+        bool out_null[] = {false, false, isnull[2], false, isnull[4], false, false, isnull[9]};
         pg_call([&] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, out_null); });
     }
     return (Datum)0;

@@ -6,6 +6,7 @@
 
 #include "core/outbox_policy.hpp"
 #include "pg/common/postgres_headers.hpp"
+#include "pg/outbox/outbox_row.hpp"
 
 #include <optional>
 
@@ -26,5 +27,11 @@ struct GiveBack {
 // the policy's backoff.
 GiveBack decide_give_back(const RetryPolicy& policy, int attempt, bool permanent,
                           std::optional<int64_t> retry_after);
+
+// The row of a message given back as `g` decided, after `attempt` deliveries (error 0: none):
+// a retry due at g.visible_at in claim position g.pos, or a dead letter as
+// outbox_sql::dead_letter_assignments makes one (dead_at the transaction's start, visible_at
+// infinity, the dead position). The caller sets the message's own fields.
+OutboxRow given_back_row(Datum id, Datum created_at, int32 attempt, const GiveBack& g, Datum error);
 
 }  // namespace once::pg

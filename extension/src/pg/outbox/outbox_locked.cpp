@@ -116,6 +116,7 @@ const LockedMessage& outbox_locked_claimed(const LockedMessage& m) {
     copy.key_seq = copy_uuid(m.key_seq);
     copy.payload = copy_varlena(m.payload);
     copy.headers = copy_varlena(m.headers);
+    copy.content_type = copy_varlena(m.content_type);
     Entry& e = claimed[m.id] = Entry{copy, GetCurrentTransactionNestLevel(), 0};
     return e.message;
 }

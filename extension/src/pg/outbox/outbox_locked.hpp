@@ -33,6 +33,7 @@ struct LockedMessage {
     Datum headers;      // jsonb, 0 when NULL
     int32 attempt;      // deliveries including this one
     TimestampTz created_at;
+    Datum content_type; // text, 0 when NULL
 };
 
 void outbox_locked_init();

@@ -11,6 +11,7 @@
 #include "pg/outbox/outbox_args.hpp"
 #include "pg/outbox/outbox_key_order.hpp"
 #include "pg/outbox/outbox_notify.hpp"
+#include "pg/outbox/outbox_row.hpp"
 #include "pg/outbox/outbox_wal_send.hpp"
 #include "pg/outbox/publish_grants.hpp"
 
@@ -29,17 +30,8 @@ namespace once::pg {
 
 namespace {
 
-// $9 the key's owner: the sending role (outbox_key_order.hpp); NULL without a key.
-SavedPlan insert_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at, key_owner)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()), $9)",
-    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, OIDOID});
-
-SavedPlan insert_explicit_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at, key_owner)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, pg_catalog.now()), $9)"
-    " ON CONFLICT (id) DO NOTHING",
-    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, OIDOID});
+OutboxInsert insert_plan;
+OutboxInsert insert_explicit_plan("", " ON CONFLICT (id) DO NOTHING");
 
 // A repeated explicit message_id is a no-op only for the same message: skipping any repeat
 // silently would let a producer pre-empt another's id with its own topic and payload. (Ids of other roles cannot meet here: message_ids.hpp.) (pg_catalog operators only: no IS DISTINCT FROM, which looks up "=".)
@@ -48,18 +40,13 @@ SavedPlan same_message_plan(
     "   AND COALESCE(o.key OPERATOR(pg_catalog.=) $3, o.key IS NULL AND $3 IS NULL)"
     "   AND o.payload OPERATOR(pg_catalog.=) $4"
     "   AND COALESCE(o.headers OPERATOR(pg_catalog.=) $5, o.headers IS NULL AND $5 IS NULL)"
+    "   AND COALESCE(o.content_type OPERATOR(pg_catalog.=) $6, o.content_type IS NULL AND $6 IS NULL)"
     "  FROM once.outbox o WHERE o.id OPERATOR(pg_catalog.=) $1",
-    {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID});
+    {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID});
 
-// $7: the transaction's trace context as headers of every message (NULL: none); $8 the keys'
-// owner, the sending role.
-SavedPlan insert_many_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, visible_at, key_owner)"
-    " SELECT u.id, u.pos, $1, u.key, u.key_seq, u.payload, $7, pg_catalog.now(),"
-    "        CASE WHEN u.key IS NOT NULL THEN $8 END"
-    "   FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
-    "                  pg_catalog.unnest($5), pg_catalog.unnest($6)) AS u(id, key, key_seq, payload, pos)",
-    {TEXTOID, UUIDARRAYOID, TEXTARRAYOID, UUIDARRAYOID, JSONBARRAYOID, UUIDARRAYOID, JSONBOID, OIDOID});
+// once.send_many's rows: the topic, headers (the transaction's trace context), key owner and
+// content type shared by all of them.
+OutboxInsertMany insert_many_plan({"id", "key", "key_seq", "payload", "pos"});
 
 // Whether a new message of a key waits (outbox_key_order.hpp): when the last message of the key
 // that its role ($2) sent (this transaction's own included) waits itself or is held -- leased to a relay,
@@ -95,6 +82,7 @@ struct Outgoing {
     std::vector<Datum> payloads;    // jsonb
     std::vector<text*> keys;        // nullptr: unkeyed
     Jsonb* headers = nullptr;       // every message's headers (NULL: none)
+    text* content_type = nullptr;   // every message's content type (NULL: application/json)
     // once.send only (one message):
     bool has_deliver_at = false;
     TimestampTz deliver_at = 0;
@@ -125,17 +113,24 @@ void insert_one_row(const Outgoing& out) {
             Datum probe[] = {PointerGetDatum(key), ObjectIdGetDatum(key_owner)};
             waiting = key_held_plan.execute(probe, nullptr, 1) == 1;
         }
-        Datum values[] = {id, uuid_datum(waiting ? waiting_position() : pos), PointerGetDatum(out.topic),
-                          PointerGetDatum(key), key_seq, out.payloads[0], PointerGetDatum(out.headers),
-                          TimestampTzGetDatum(out.deliver_at), ObjectIdGetDatum(key_owner)};
-        const char nulls[] = {' ', has_pos || waiting ? ' ' : 'n', ' ', key ? ' ' : 'n', key ? ' ' : 'n', ' ',
-                              out.headers ? ' ' : 'n', out.has_deliver_at ? ' ' : 'n', key ? ' ' : 'n'};
-        inserted = (out.explicit_id ? insert_explicit_plan : insert_plan).execute(values, nulls);
+        OutboxRow row;
+        row.id.set(id);
+        row.pos.set_if(has_pos || waiting, uuid_datum(waiting ? waiting_position() : pos));
+        row.topic.set(PointerGetDatum(out.topic));
+        row.key.set_if(key != nullptr, PointerGetDatum(key));
+        row.key_seq.set_if(key != nullptr, key_seq);
+        row.payload.set(out.payloads[0]);
+        row.headers.set_if(out.headers != nullptr, PointerGetDatum(out.headers));
+        row.visible_at.set_if(out.has_deliver_at, TimestampTzGetDatum(out.deliver_at));
+        row.key_owner.set(ObjectIdGetDatum(key_owner));
+        row.content_type.set_if(out.content_type != nullptr, PointerGetDatum(out.content_type));
+        inserted = (out.explicit_id ? insert_explicit_plan : insert_plan).execute(row);
     }
     if (out.explicit_id && inserted == 0) {
         Datum same_values[] = {id, PointerGetDatum(out.topic), PointerGetDatum(key), out.payloads[0],
-                               PointerGetDatum(out.headers)};
-        const char same_nulls[] = {' ', ' ', key ? ' ' : 'n', ' ', out.headers ? ' ' : 'n'};
+                               PointerGetDatum(out.headers), PointerGetDatum(out.content_type)};
+        const char same_nulls[] = {' ', ' ', key ? ' ' : 'n', ' ', out.headers ? ' ' : 'n',
+                                   out.content_type ? ' ' : 'n'};
         uint64 found;
         {
             AsExtensionOwner owner;
@@ -144,7 +139,8 @@ void insert_one_row(const Outgoing& out) {
         Datum same;
         if (found == 1 && spi_value(0, 1, &same) && !DatumGetBool(same))
             throw Error(ErrorCode::message_id_conflict, "message_id was already used for another message",
-                        "The outbox holds a message with this id and another topic, key, payload or headers.",
+                        "The outbox holds a message with this id and another topic, key, payload, headers or "
+                        "content_type.",
                         "Derive message ids from everything that identifies the message, or let "
                         "once.send choose the id (pass no message_id).");
     }
@@ -205,15 +201,19 @@ void insert_batch_rows(const Outgoing& out) {
                                       TYPALIGN_CHAR);
         });
     }
-    Datum values[] = {PointerGetDatum(out.topic),     PointerGetDatum(id_array), PointerGetDatum(out.key_array),
-                      PointerGetDatum(seq_array),     PointerGetDatum(out.payload_array),
-                      PointerGetDatum(pos_array),     PointerGetDatum(out.headers),
-                      ObjectIdGetDatum(key_owner)};
-    const char nulls[] = {' ', ' ', out.key_array ? ' ' : 'n', seq_array ? ' ' : 'n', ' ', pos_array ? ' ' : 'n',
-                          out.headers ? ' ' : 'n', ' '};
+    OutboxRow rows;
+    rows.id.set(PointerGetDatum(id_array));
+    rows.key.set_if(out.key_array != nullptr, PointerGetDatum(out.key_array));
+    rows.key_seq.set_if(seq_array != nullptr, PointerGetDatum(seq_array));
+    rows.payload.set(PointerGetDatum(out.payload_array));
+    rows.pos.set_if(pos_array != nullptr, PointerGetDatum(pos_array));
+    rows.topic.set(PointerGetDatum(out.topic));
+    rows.headers.set_if(out.headers != nullptr, PointerGetDatum(out.headers));
+    rows.key_owner.set(ObjectIdGetDatum(key_owner));
+    rows.content_type.set_if(out.content_type != nullptr, PointerGetDatum(out.content_type));
     {
         AsExtensionOwner owner;
-        insert_many_plan.execute(values, nulls);
+        insert_many_plan.execute(rows);
     }
     for (int i = 0; i < n; ++i)
         if (out.keys[i] != nullptr)
@@ -245,10 +245,10 @@ void store_messages(const Outgoing& out) {
     for (size_t i = 0; i < n; ++i) {
         Jsonb* payload = pg_call([&] { return DatumGetJsonbP(out.payloads[i]); });
         if (routes[i] == Route::wal_now) {
-            outbox_wal_send(to_uuid(out.ids[i]), out.topic, payload, out.headers);
+            outbox_wal_send(to_uuid(out.ids[i]), out.topic, payload, out.headers, out.content_type);
             continue;
         }
-        WalMessage message = wal_message_of(out.generated[i], out.topic, payload, out.headers);
+        WalMessage message = wal_message_of(out.generated[i], out.topic, payload, out.headers, out.content_type);
         message.key = std::string(text_view(out.keys[i]));
         message.key_owner = key_owner;
         message.key_seq = out.generated[i];   // provisional, as the table's
@@ -289,6 +289,8 @@ ONCE_SQL_FUNCTION(once_send) {
                         " days after the start of the transaction.",
                     "Schedule far-future work elsewhere and send the message closer to its time.");
     const bool explicit_id = !PG_ARGISNULL(5);
+    text* content_type = content_type_arg(fcinfo, 6);
+    check_payload_for_content_type(content_type, payload, "payload");
 
     SpiSession spi;
     check_may_publish(text_view(topic));
@@ -308,6 +310,7 @@ ONCE_SQL_FUNCTION(once_send) {
     out.has_deliver_at = has_deliver_at;
     out.deliver_at = deliver_at;
     out.explicit_id = explicit_id;
+    out.content_type = content_type;
     store_messages(out);
     return out.ids[0];
 }
@@ -351,8 +354,14 @@ ONCE_SQL_FUNCTION(once_send_many) {
             if (!key_nulls[i]) validate_message_key(text_view(DatumGetTextPP(key_elems[i])));
     }
 
+    text* content_type = content_type_arg(fcinfo, 3);
+    for (int i = 0; i < n; ++i)
+        check_payload_for_content_type(content_type, pg_call([&] { return DatumGetJsonbP(payload_elems[i]); }),
+                                       "payload " + std::to_string(i + 1));
+
     Outgoing out;
     out.topic = topic;
+    out.content_type = content_type;
     out.payload_array = payloads;
     out.key_array = keys;
     {

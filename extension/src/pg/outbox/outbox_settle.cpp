@@ -75,19 +75,10 @@ SavedPlan nack_dead_plan(kNackDead.c_str(), {UUIDOID, TEXTOID});
 // A lock-held message given back: the deleted row written again with its attempt counted,
 // and the delivered history its claim wrote (in this transaction: now()) removed. :dead_at
 // NULL: a retry at :visible_at / :pos; else dead.
-NamedPlan put_back_plan(R"(
+OutboxInsert put_back_plan(R"(
 WITH h AS (DELETE FROM once.outbox_delivered d
             WHERE d.id OPERATOR(pg_catalog.=) :id AND d.delivered_at OPERATOR(pg_catalog.=) pg_catalog.now())
-INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
-                         topic, key, payload, headers, last_error, key_owner)
-VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
-        COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
-        :last_error, :key_owner))",
-                        {{"id", UUIDOID},           {"created_at", TIMESTAMPTZOID}, {"visible_at", TIMESTAMPTZOID},
-                         {"attempt", INT4OID},      {"pos", UUIDOID},               {"dead_at", TIMESTAMPTZOID},
-                         {"key_seq", UUIDOID},      {"topic", TEXTOID},             {"key", TEXTOID},
-                         {"payload", JSONBOID},     {"headers", JSONBOID},          {"last_error", TEXTOID},
-                         {"key_owner", OIDOID}});
+)");
 
 // A message given back (retry or dead) holds its key from now on: the messages of the key queued
 // behind it ($1 key, $2 its key_seq, $3 its key_owner) wait from now on too, outside every claim range, instead
@@ -209,6 +200,25 @@ GiveBack decide_give_back(const RetryPolicy& policy, int attempt, bool permanent
             uuid_v7_at(static_cast<uint64_t>(unix_ms(GetCurrentTimestamp()) + d.delay_ms), random10())};
 }
 
+OutboxRow given_back_row(Datum id, Datum created_at, int32 attempt, const GiveBack& g, Datum error) {
+    OutboxRow row;
+    row.id.set(id);
+    row.created_at.set(created_at);
+    row.attempt.set(Int32GetDatum(attempt));
+    row.last_error.set_if(error != 0, error);
+    if (g.dead) {
+        TimestampTz never;
+        TIMESTAMP_NOEND(never);
+        row.visible_at.set(TimestampTzGetDatum(never));
+        row.pos.set(uuid_datum(Uuid{}));   // (ONCE_SQL_DEAD_POSITION)
+        row.dead_at.set(TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()));
+    } else {
+        row.visible_at.set(TimestampTzGetDatum(g.visible_at));
+        row.pos.set(uuid_datum(g.pos));
+    }
+    return row;
+}
+
 }  // namespace once::pg
 
 namespace {
@@ -236,21 +246,15 @@ const char* give_back(FunctionCallInfo fcinfo, bool permanent) {
     if (const LockedMessage* m = outbox_locked_find(to_uuid(id))) {
         const LockedMessage held = *m;  // (its values live in TopTransactionContext)
         GiveBack g = decide_give_back(topic_policy(held.topic), held.attempt, permanent, retry_after);
-        put_back_plan.execute({
-            {"id", id},
-            {"created_at", TimestampTzGetDatum(held.created_at)},
-            {"visible_at", TimestampTzGetDatum(g.visible_at), g.dead},
-            {"attempt", Int32GetDatum(held.attempt)},
-            {"pos", g.dead ? 0 : uuid_datum(g.pos), g.dead},
-            {"dead_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), !g.dead},
-            {"key_seq", held.key_seq, held.key_seq == 0},
-            {"topic", held.topic},
-            {"key", held.key, held.key == 0},
-            {"payload", held.payload},
-            {"headers", held.headers, held.headers == 0},
-            {"last_error", error, error == 0},
-            {"key_owner", ObjectIdGetDatum(held.key_owner), held.key == 0},
-        });
+        OutboxRow row = given_back_row(id, TimestampTzGetDatum(held.created_at), held.attempt, g, error);
+        row.key_seq.set_if(held.key_seq != 0, held.key_seq);
+        row.topic.set(held.topic);
+        row.key.set_if(held.key != 0, held.key);
+        row.payload.set(held.payload);
+        row.headers.set_if(held.headers != 0, held.headers);
+        row.key_owner.set(ObjectIdGetDatum(held.key_owner));
+        row.content_type.set_if(held.content_type != 0, held.content_type);
+        put_back_plan.execute(row);
         hold_key(held.key, held.key_seq, held.key_owner);
         outbox_locked_settle(held.id);
         return g.dead ? "dead" : "retry";

@@ -7,11 +7,13 @@
 #include "pg/common/settings.hpp"
 #include "pg/common/spi.hpp"
 #include "pg/outbox/key_seq_memory.hpp"
+#include "pg/outbox/outbox_row.hpp"
 #include "pg/outbox/wal_message_tag.hpp"
 
 extern "C" {
 #include "access/xact.h"
 #include "tcop/utility.h"  // PreventCommandIfReadOnly
+#include "utils/fmgrprotos.h"  // jsonb_in
 #include "utils/timestamp.h"
 }
 
@@ -22,11 +24,8 @@ namespace once::pg {
 namespace {
 
 // A keyed message whose home the pre-commit step chose to be the table: the row once.send
-// would have inserted ($2 its claim position: NULL = its id, or the waiting position).
-SavedPlan insert_deferred_plan(
-    "INSERT INTO once.outbox (id, pos, topic, key, key_seq, payload, headers, key_owner, visible_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6::pg_catalog.jsonb, $7::pg_catalog.jsonb, $8, pg_catalog.now())",
-    {UUIDOID, UUIDOID, TEXTOID, TEXTOID, UUIDOID, TEXTOID, TEXTOID, OIDOID});
+// would have inserted (its claim position: NULL = its id, or the waiting position).
+OutboxInsert insert_deferred_plan;
 
 }  // namespace
 
@@ -41,7 +40,7 @@ RouteFacts route_facts_at_send(bool has_key, bool has_deliver_at, bool has_expli
     return facts;
 }
 
-WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers) {
+WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers, text* content_type) {
     // The table's INSERT fails in a read-only transaction (25006); LogLogicalMessage would not,
     // so the WAL transport refuses the same way: once.send's guarantees do not depend on the
     // transport.
@@ -55,6 +54,7 @@ WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* he
     // The text form jsonb_out prints: what a relay reading the table gets for the same value.
     message.payload = jsonb_text(PointerGetDatum(payload));
     if (headers) message.headers = jsonb_text(PointerGetDatum(headers));
+    if (content_type) message.content_type = std::string(text_view(content_type));
     return message;
 }
 
@@ -73,20 +73,30 @@ void emit_wal_message(const WalMessage& message) {
     pg_call([&] { compat::log_logical_message(prefix.c_str(), content.data(), content.size(), true); });
 }
 
-void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers) {
-    emit_wal_message(wal_message_of(id, topic, payload, headers));
+void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers, text* content_type) {
+    emit_wal_message(wal_message_of(id, topic, payload, headers, content_type));
 }
 
 void insert_deferred_as_row(const WalMessage& m, bool waiting) {
     auto text_datum = [](const std::string& s) {
         return pg_call([&] { return PointerGetDatum(cstring_to_text_with_len(s.data(), static_cast<int>(s.size()))); });
     };
-    Datum values[] = {uuid_datum(m.id),         uuid_datum(waiting_position()), text_datum(m.topic),
-                      text_datum(*m.key),       uuid_datum(m.key_seq),          text_datum(m.payload),
-                      m.headers ? text_datum(*m.headers) : Datum(0), ObjectIdGetDatum(m.key_owner)};
-    const char nulls[] = {' ', waiting ? ' ' : 'n', ' ', ' ', ' ', ' ', m.headers ? ' ' : 'n', ' '};
+    // (the JSON text jsonb_out printed, read back: the same jsonb value)
+    auto jsonb_datum = [](const std::string& s) {
+        return pg_call([&] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(s.c_str())); });
+    };
+    OutboxRow row;
+    row.id.set(uuid_datum(m.id));
+    row.pos.set_if(waiting, uuid_datum(waiting_position()));
+    row.topic.set(text_datum(m.topic));
+    row.key.set(text_datum(*m.key));
+    row.key_seq.set(uuid_datum(m.key_seq));
+    row.payload.set(jsonb_datum(m.payload));
+    row.headers.set_if(m.headers.has_value(), m.headers ? jsonb_datum(*m.headers) : Datum(0));
+    row.key_owner.set(ObjectIdGetDatum(m.key_owner));
+    row.content_type.set_if(m.content_type.has_value(), m.content_type ? text_datum(*m.content_type) : Datum(0));
     AsExtensionOwner owner;
-    insert_deferred_plan.execute(pg_call([] { return GetTransactionSnapshot(); }), false, values, nulls);
+    insert_deferred_plan.execute(pg_call([] { return GetTransactionSnapshot(); }), row);
 }
 
 }  // namespace once::pg

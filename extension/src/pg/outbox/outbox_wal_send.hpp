@@ -20,15 +20,16 @@ RouteFacts route_facts_at_send(bool has_key, bool has_deliver_at, bool has_expli
 
 // The message once.send would write, without key order (the caller sets key, key_owner,
 // key_seq); refuses in a read-only transaction as the table's insert does. created_at is the
-// transaction's start, as the table's DEFAULT now() would have made it.
-WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers);
+// transaction's start, as the table's DEFAULT now() would have made it. content_type NULL:
+// none (application/json), a message of format 1 or 2.
+WalMessage wal_message_of(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers, text* content_type);
 
 // Emits the message in the current transaction, tagged with the database's key
 // (wal_message_tag.hpp); call inside an SPI session (also from the pre-commit step).
 void emit_wal_message(const WalMessage& message);
 
 // wal_message_of + emit_wal_message: an unkeyed message.
-void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers);
+void outbox_wal_send(const Uuid& id, text* topic, Jsonb* payload, Jsonb* headers, text* content_type);
 
 // Inserts a deferred keyed message as the row once.send would have inserted (key_seq as
 // given, waiting or at its id's position), from the pre-commit step inside an SPI session.

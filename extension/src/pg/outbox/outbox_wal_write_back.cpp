@@ -9,9 +9,10 @@
 // slot past the message reads it again and writes it back again; the second insert does
 // nothing (ON CONFLICT (id) DO NOTHING) and the function returns false.
 //
-// Checks its arguments as once.send does (topic, payload size, headers), except publishing
-// grants: the producer that emitted the message passed them, and the relay is no producer.
-// A keyed message (a stream message of format version 2) comes back with the key_owner and
+// Takes one record, once.wal_write_back_message (sql/src/22_outbox_wal.sql): the relay names
+// each field, and a field is added by name. Checks it as once.send checks its arguments (topic,
+// payload size, headers, content_type), except publishing grants: the producer that emitted the message passed them, and the relay is no producer.
+// A keyed message (a stream message of format version 2 or 3) comes back with the key_owner and
 // key_seq it carried, so it sorts before the key's table messages committed after it. It is
 // fenced for the relay's slot (`slot`, stream_fence_slot) at the WAL insert position taken
 // under the key's lock (outbox_key_order.hpp): no claim takes it, nor anything behind it,
@@ -25,6 +26,7 @@
 #include "pg/outbox/outbox_notify.hpp"
 
 extern "C" {
+#include "executor/executor.h"  // GetAttributeByName
 #include "utils/timestamp.h"
 }
 
@@ -33,31 +35,16 @@ extern "C" {
 namespace once::pg {
 namespace {
 
-// A retry (:dead_at NULL) is due at :visible_at in claim position :pos; a dead letter has the
-// state outbox_sql::dead_letter_assignments gives a row (visible_at 'infinity', the dead
-// position, dead_at, no relay).
-NamedPlan write_back_plan(R"(
-INSERT INTO once.outbox (id, created_at, visible_at, attempt, relay, pos, dead_at, key_seq,
-                         topic, key, payload, headers, last_error, key_owner, stream_fence, stream_fence_slot)
-VALUES (:id, :created_at, COALESCE(:visible_at, 'infinity'), :attempt, NULL,
-        COALESCE(:pos, )" ONCE_SQL_DEAD_POSITION R"(), :dead_at, :key_seq, :topic, :key, :payload, :headers,
-        :last_error, :key_owner,
-        CASE WHEN :key IS NOT NULL THEN pg_catalog.pg_current_wal_insert_lsn() END, :slot)
-ON CONFLICT (id) DO NOTHING)",
-                          {{"id", UUIDOID},
-                           {"created_at", TIMESTAMPTZOID},
-                           {"visible_at", TIMESTAMPTZOID},
-                           {"attempt", INT4OID},
-                           {"pos", UUIDOID},
-                           {"dead_at", TIMESTAMPTZOID},
-                           {"key_seq", UUIDOID},
-                           {"topic", TEXTOID},
-                           {"key", TEXTOID},
-                           {"key_owner", OIDOID},
-                           {"payload", JSONBOID},
-                           {"headers", JSONBOID},
-                           {"last_error", TEXTOID},
-                           {"slot", NAMEOID}});
+// A retry or a dead letter (given_back_row); a keyed one fenced for the relay's slot (the
+// fence is the WAL insert position as the row is inserted: outbox_row.cpp).
+OutboxInsert write_back_plan("", " ON CONFLICT (id) DO NOTHING");
+
+// The fields of once.wal_write_back_message, in the order the checks below read them as
+// arguments (each one's position is its index here).
+constexpr const char* kRecordFields[] = {"id",         "topic",    "key",   "payload",   "headers",
+                                         "created_at", "attempts", "error", "dead",      "key_owner",
+                                         "key_seq",    "slot",     "retry_after", "content_type"};
+constexpr int kRecordFieldCount = sizeof(kRecordFields) / sizeof(kRecordFields[0]);
 
 void require(FunctionCallInfo fcinfo, int arg, const char* name, const char* hint) {
     if (PG_ARGISNULL(arg))
@@ -70,9 +57,31 @@ void require(FunctionCallInfo fcinfo, int arg, const char* name, const char* hin
 using namespace once;
 using namespace once::pg;
 
-// once.wal_write_back(id, topic, key, payload, headers, created_at, attempts, error, dead, key_owner, key_seq,
-//                     slot, retry_after)
+namespace {
+Datum write_back(FunctionCallInfo fcinfo);
+}
+
+// once.wal_write_back(message once.wal_write_back_message): its fields become the arguments of
+// a call frame (kRecordFields' order), so that each is read and checked by name below as
+// once.send's arguments are.
 ONCE_SQL_FUNCTION(once_wal_write_back) {
+    if (PG_ARGISNULL(0))
+        throw Error(ErrorCode::invalid_argument, "message must not be NULL", {},
+                    "Pass the message as a once.wal_write_back_message record.");
+    HeapTupleHeader record = PG_GETARG_HEAPTUPLEHEADER(0);
+    LOCAL_FCINFO(fields, kRecordFieldCount);
+    InitFunctionCallInfoData(*fields, fcinfo->flinfo, kRecordFieldCount, fcinfo->fncollation, nullptr, nullptr);
+    for (int i = 0; i < kRecordFieldCount; ++i) {
+        bool isnull = true;
+        fields->args[i].value = pg_call([&] { return GetAttributeByName(record, kRecordFields[i], &isnull); });
+        fields->args[i].isnull = isnull;
+    }
+    return write_back(fields);
+}
+
+namespace {
+
+Datum write_back(FunctionCallInfo fcinfo) {
     if (PG_ARGISNULL(0))
         throw Error(ErrorCode::invalid_message_ids, "id must not be NULL", {},
                     "Pass the id the message carried in the stream.");
@@ -99,6 +108,8 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
                     "Pass the payload the message carried in the stream.");
     Jsonb* payload = checked_payload(PG_GETARG_DATUM(3), "payload", PG_ARGISNULL(4) ? 0 : jsonb_bytes(PG_GETARG_DATUM(4)));
     Jsonb* headers = headers_arg(fcinfo, 4);
+    text* content_type = content_type_arg(fcinfo, 13);
+    check_payload_for_content_type(content_type, payload, "payload");
     require(fcinfo, 5, "created_at", "Pass the created_at the message carried in the stream.");
     const TimestampTz created_at = PG_GETARG_TIMESTAMPTZ(5);
     if (TIMESTAMP_NOT_FINITE(created_at))
@@ -128,22 +139,20 @@ ONCE_SQL_FUNCTION(once_wal_write_back) {
     AsExtensionOwner owner;
     GiveBack g = decide_give_back(topic_policy(PointerGetDatum(topic)), attempts, refused_for_good,
                                   attempts == 0 ? std::optional<int64_t>(0) : retry_after);
-    const uint64 inserted = write_back_plan.execute({
-        {"id", id},
-        {"created_at", TimestampTzGetDatum(created_at)},
-        {"visible_at", TimestampTzGetDatum(g.visible_at), g.dead},
-        {"attempt", Int32GetDatum(attempts)},
-        {"pos", g.dead ? 0 : uuid_datum(g.pos), g.dead},
-        {"dead_at", TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), !g.dead},
-        {"key_seq", key ? PG_GETARG_DATUM(10) : 0, key == nullptr},
-        {"topic", PointerGetDatum(topic)},
-        {"key", PointerGetDatum(key), key == nullptr},
-        {"key_owner", key ? PG_GETARG_DATUM(9) : 0, key == nullptr},
-        {"payload", PointerGetDatum(payload)},
-        {"headers", PointerGetDatum(headers), headers == nullptr},
-        {"last_error", error, error == 0},
-        {"slot", key ? PG_GETARG_DATUM(11) : 0, key == nullptr},
-    });
+    OutboxRow row = given_back_row(id, TimestampTzGetDatum(created_at), attempts, g, error);
+    row.topic.set(PointerGetDatum(topic));
+    row.payload.set(PointerGetDatum(payload));
+    row.headers.set_if(headers != nullptr, PointerGetDatum(headers));
+    row.content_type.set_if(content_type != nullptr, PointerGetDatum(content_type));
+    if (key != nullptr) {
+        row.key.set(PointerGetDatum(key));
+        row.key_seq.set(PG_GETARG_DATUM(10));
+        row.key_owner.set(PG_GETARG_DATUM(9));
+        row.stream_fence_slot.set(PG_GETARG_DATUM(11));
+    }
+    const uint64 inserted = write_back_plan.execute(row);
     if (inserted > 0) outbox_mark_sent();  // relays wake as after a send
     PG_RETURN_BOOL(inserted > 0);
 }
+
+}  // namespace
