@@ -5,14 +5,18 @@
 #include "operator_actions.hpp"
 #include "pages/actions.hpp"
 #include "pages/blocked_keys.hpp"
+#include "pages/dead_letter_bulk.hpp"
 #include "pages/dead_letters.hpp"
+#include "pages/find_message.hpp"
 #include "pages/format.hpp"
 #include "pages/inbox.hpp"
 #include "pages/keys.hpp"
 #include "pages/layout.hpp"
 #include "pages/overview.hpp"
+#include "pages/retrying.hpp"
 #include "pages/row_action_confirm.hpp"
 #include "pages/sagas.hpp"
+#include "pages/wal_slots.hpp"
 
 #include <microhttpd.h>
 #include <spdlog/spdlog.h>
@@ -106,6 +110,21 @@ std::string Console::page(Ctx& c, const std::string& title, const std::string& a
     return render_layout(m, body);
 }
 
+std::string Console::refreshing_page(Ctx& c, const Request& req, const std::string& title, const std::string& active,
+                                     const std::string& body) {
+    LayoutModel m;
+    m.title = title;
+    m.active = active;
+    m.user = c.session.user;
+    m.role = role_name(c.session.role);
+    m.csrf = c.session.csrf;
+    m.flash = sessions_.take_flash(c.session_id);
+    m.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.start).count();
+    m.db_ms = c.db_ms;
+    m.refresh = refresh_state(req.path, req.query);
+    return render_layout(m, body);
+}
+
 Response Console::handle(const Request& req) {
     Response r;
     try {
@@ -169,10 +188,11 @@ Response Console::handle(const Request& req) {
 Response Console::route(Ctx& c, const Request& req) {
     const std::string& p = req.path;
     if (req.method == "GET") {
-        if (p == "/") return overview(c);
+        if (p == "/") return overview(c, req);
         if (p == "/dead") return dead_list(c, req);
+        if (p == "/dead/bulk") return bulk_page(c, req);
         if (p.rfind("/dead/", 0) == 0) return dead_detail(c, p.substr(6));
-        if (p == "/blocked") return blocked(c);
+        if (p == "/blocked") return blocked(c, req);
         if (p == "/sagas") return sagas(c, req);
         if (p == "/saga") return saga_detail(c, req.arg("name"), req.arg("id"));
         // A link of a console before sagas were (name, saga_id): the search by id opens the
@@ -181,9 +201,15 @@ Response Console::route(Ctx& c, const Request& req) {
         if (p == "/actions") return actions(c, req);
         if (p == "/inbox") return inbox(c, req);
         if (p == "/keys") return keys(c, req);
+        if (p == "/wal") return wal(c, req);
+        if (p == "/retrying") return retrying(c, req);
+        if (p == "/find") return find(c, req);
     } else if (req.method == "POST") {
-        if (p == "/other/confirm") return small_confirm(c, req);
-        if (p == "/other/act") return small_act(c, req);
+        // One handler for the two row actions; each posts to its own page's URL.
+        if (p == "/inbox/confirm" || p == "/keys/confirm") return small_confirm(c, req);
+        if (p == "/inbox/act" || p == "/keys/act") return small_act(c, req);
+        if (p == "/dead/bulk/confirm") return bulk_confirm(c, req);
+        if (p == "/dead/bulk/act") return bulk_act(c, req);
         if (p == "/dead/confirm") return dead_confirm(c, req);
         if (p == "/dead/act") return dead_act(c, req);
         if (p == "/sagas/confirm") return saga_confirm(c, req);
@@ -271,7 +297,7 @@ Response Console::login_post(const Request& req) {
 // ----------------------------------------------------------------------------- pages
 // Each page: its view model from the database (pages/*.hpp), rendered in the frame.
 
-Response Console::overview(Ctx& c) {
+Response Console::overview(Ctx& c, const Request& req) {
     Tx tx(db_, c.session.role, true);
     OverviewModel m = load_overview(tx);
     c.db_ms = tx.db_ms();
@@ -279,7 +305,7 @@ Response Console::overview(Ctx& c) {
     m.rate_interval_s = opts_.rate_interval.count() / 1000;
     m.rate_intervals = rates_.capacity() - 1;
     Response r;
-    r.body = page(c, "Overview", "/", render_overview(m, overview_attention(m)));
+    r.body = refreshing_page(c, req, "Overview", "/", render_overview(m, overview_attention(m)));
     return r;
 }
 
@@ -290,7 +316,7 @@ Response Console::dead_list(Ctx& c, const Request& req) {
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
     Response r;
-    r.body = page(c, "Dead letters", "/dead", render_dead_letter_list(m));
+    r.body = refreshing_page(c, req, "Dead letters", "/dead", render_dead_letter_list(m));
     return r;
 }
 
@@ -342,13 +368,13 @@ Response Console::dead_act(Ctx& c, const Request& req) {
     return redirect("/dead");
 }
 
-Response Console::blocked(Ctx& c) {
+Response Console::blocked(Ctx& c, const Request& req) {
     Tx tx(db_, c.session.role, true);
     BlockedKeysModel m = load_blocked_keys(tx);
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
     Response r;
-    r.body = page(c, "Blocked keys", "/blocked", render_blocked_keys(m));
+    r.body = refreshing_page(c, req, "Blocked keys", "/blocked", render_blocked_keys(m));
     return r;
 }
 
@@ -410,7 +436,7 @@ Response Console::actions(Ctx& c, const Request& req) {
     ActionsModel m = load_actions(tx, req.arg("before"));
     c.db_ms = tx.db_ms();
     Response r;
-    r.body = page(c, "Actions", "/actions", render_actions(m));
+    r.body = refreshing_page(c, req, "Actions", "/actions", render_actions(m));
     return r;
 }
 
@@ -420,7 +446,7 @@ Response Console::inbox(Ctx& c, const Request& req) {
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
     Response r;
-    r.body = page(c, "Inbox: poison messages", "/inbox", render_inbox(m));
+    r.body = refreshing_page(c, req, "Inbox: poison messages", "/inbox", render_inbox(m));
     return r;
 }
 
@@ -443,7 +469,7 @@ Response Console::keys(Ctx& c, const Request& req) {
 Response Console::small_confirm(Ctx& c, const Request& req) {
     RowActionConfirmModel m{req.field("op"), req.field("a"), req.field("b"), req.field("owner"), "",
                             c.session.role == Role::admin, c.session.csrf};
-    if (!valid_row_action(m.op, m.a, m.b)) return redirect("/");
+    if (!valid_row_action(m.op, m.a, m.b) || req.path != row_action_home(m.op) + "/confirm") return redirect("/");
     if (m.op == "key_release" && !is_owner_oid(m.owner)) return redirect("/keys");
     m.owner_name = m.owner;
     if (m.op == "key_release") {
@@ -459,7 +485,7 @@ Response Console::small_confirm(Ctx& c, const Request& req) {
 
 Response Console::small_act(Ctx& c, const Request& req) {
     std::string op = req.field("op"), a = req.field("a"), bb = req.field("b"), owner = req.field("owner");
-    if (!valid_row_action(op, a, bb)) return redirect("/");
+    if (!valid_row_action(op, a, bb) || req.path != row_action_home(op) + "/act") return redirect("/");
     if (op == "key_release" && !is_owner_oid(owner)) return redirect("/keys");
     Response r;
     if (c.session.role != Role::admin) {
@@ -474,6 +500,92 @@ Response Console::small_act(Ctx& c, const Request& req) {
     sessions_.set_flash(c.session_id, std::string(op == "inbox_retry" ? "Retry" : "Release") + ": " +
                                           (done == "t" ? "done." : "nothing to do (already gone)."));
     return redirect(op == "inbox_retry" ? "/inbox" : "/keys?scope=" + url_encode(a) + "&key=" + url_encode(bb));
+}
+
+Response Console::wal(Ctx& c, const Request& req) {
+    Tx tx(db_, c.session.role, true);
+    WalModel m = load_wal(tx);
+    c.db_ms = tx.db_ms();
+    Response r;
+    r.body = refreshing_page(c, req, "WAL transport", "/wal", render_wal(m));
+    return r;
+}
+
+Response Console::retrying(Ctx& c, const Request& req) {
+    Tx tx(db_, c.session.role, true);
+    RetryingModel m = load_retrying(tx, req.arg("topic"), req.arg("after"));
+    c.db_ms = tx.db_ms();
+    Response r;
+    r.body = refreshing_page(c, req, "Retrying messages", "/retrying", render_retrying(m));
+    return r;
+}
+
+Response Console::find(Ctx& c, const Request& req) {
+    std::string id = req.arg("id");
+    FindModel m = find_form(id);
+    if (!id.empty()) {
+        Tx tx(db_, c.session.role, true);
+        m = load_find(tx, id);
+        c.db_ms = tx.db_ms();
+    }
+    Response r;
+    r.body = page(c, "Find a message", "/find", render_find(m));
+    return r;
+}
+
+Response Console::bulk_page(Ctx& c, const Request& req) {
+    BulkModel m;
+    m.filter = bulk_filter(req.query);
+    m.counted = !req.arg("count").empty() || m.filter.any();
+    m.admin = c.session.role == Role::admin;
+    m.csrf = c.session.csrf;
+    if (m.counted) {
+        Tx tx(db_, c.session.role, true);
+        m.count = count_bulk(tx, m.filter);
+        c.db_ms = tx.db_ms();
+    }
+    Response r;
+    r.body = page(c, "Dead letters by filter", "/dead", render_bulk_page(m));
+    return r;
+}
+
+Response Console::bulk_confirm(Ctx& c, const Request& req) {
+    BulkModel m;
+    m.filter = bulk_filter(req.form);
+    m.counted = true;
+    m.op = req.field("op");
+    m.admin = c.session.role == Role::admin;
+    m.csrf = c.session.csrf;
+    if (m.op != "redrive" && m.op != "discard") return redirect("/dead/bulk");
+    {
+        Tx tx(db_, c.session.role, true);
+        m.count = count_bulk(tx, m.filter);
+        c.db_ms = tx.db_ms();
+    }
+    Response r;
+    r.body = page(c, "Confirm: " + m.op + " by filter", "/dead", render_bulk_confirm(m));
+    return r;
+}
+
+Response Console::bulk_act(Ctx& c, const Request& req) {
+    std::string op = req.field("op"), bound = req.field("bound"), expected = req.field("expected");
+    if (expected.empty() || expected.size() > 6 || expected.find_first_not_of("0123456789") != std::string::npos) expected = "?";
+    BulkFilter f = bulk_filter(req.form);
+    if ((op != "redrive" && op != "discard") || !is_timestamp_text(bound)) return redirect("/dead/bulk");
+    Response r;
+    if (c.session.role != Role::admin) {
+        spdlog::warn("{} by filter by viewer {} refused", op, c.session.user);
+        r.status = 403;
+        r.body = page(c, "Not allowed", "/dead", "<div class=error id=error>Your role (viewer) cannot " + op + ".</div>");
+        return r;
+    }
+    Tx tx(db_, c.session.role, false);
+    std::string n = run_bulk_action(tx, c.session.user, op, f, bound);
+    tx.commit();
+    spdlog::info("{} {} by filter: {} dead letter(s) (confirmed {})", c.session.user, op, n, expected);
+    sessions_.set_flash(c.session_id, (op == "redrive" ? "Redrove " : "Discarded ") + n + " dead letter(s) of the " +
+                                          expected + " the confirmation counted.");
+    return redirect("/dead");
 }
 
 // ----------------------------------------------------------------------------- HTTP

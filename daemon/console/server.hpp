@@ -51,12 +51,12 @@ private:
     Response route(Ctx& c, const Request& req);
     Response login_page(const Request& req, const std::string& error, unsigned status = 200);
     Response login_post(const Request& req);
-    Response overview(Ctx& c);
+    Response overview(Ctx& c, const Request& req);
     Response dead_list(Ctx& c, const Request& req);
     Response dead_detail(Ctx& c, const std::string& id);
     Response dead_confirm(Ctx& c, const Request& req);
     Response dead_act(Ctx& c, const Request& req);
-    Response blocked(Ctx& c);
+    Response blocked(Ctx& c, const Request& req);
     Response sagas(Ctx& c, const Request& req);
     Response saga_detail(Ctx& c, const std::string& name, const std::string& id);   // a saga is (name, saga_id)
     Response saga_confirm(Ctx& c, const Request& req);
@@ -66,7 +66,16 @@ private:
     Response keys(Ctx& c, const Request& req);
     Response small_confirm(Ctx& c, const Request& req);   // inbox retry, key release (of one owner's row)
     Response small_act(Ctx& c, const Request& req);
+    Response wal(Ctx& c, const Request& req);
+    Response retrying(Ctx& c, const Request& req);
+    Response find(Ctx& c, const Request& req);
+    Response bulk_page(Ctx& c, const Request& req);      // dead letters by filter: count
+    Response bulk_confirm(Ctx& c, const Request& req);   // how many the action will touch
+    Response bulk_act(Ctx& c, const Request& req);
     std::string page(Ctx& c, const std::string& title, const std::string& active, const std::string& body);
+    // A page that reloads itself every kRefreshSeconds unless the request says refresh=off.
+    std::string refreshing_page(Ctx& c, const Request& req, const std::string& title, const std::string& active,
+                                const std::string& body);
 
     Options opts_;
     DbConfig db_;

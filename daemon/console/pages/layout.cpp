@@ -32,19 +32,44 @@ dt{color:#4a5468}dd{margin:0}.diagram{background:#fff;border:1px solid #e3e6eb;p
 footer{color:#8a94a6;font-size:12px;padding:8px 16px}.muted{color:#8a94a6}
 )";
 
+RefreshState refresh_state(const std::string& path, const std::map<std::string, std::vector<std::string>>& query) {
+    RefreshState r;
+    r.offered = true;
+    std::string rest;   // the query without refresh, in a stable order
+    bool paused = false;
+    for (auto& [k, values] : query) {
+        if (k == "refresh") {
+            for (auto& v : values) paused = paused || v == "off";
+            continue;
+        }
+        for (auto& v : values) rest += (rest.empty() ? "" : "&") + url_encode(k) + "=" + url_encode(v);
+    }
+    r.on = !paused;
+    std::string base = path + (rest.empty() ? "" : "?" + rest);
+    r.toggle_href = paused ? base : base + (rest.empty() ? "?" : "&") + "refresh=off";
+    return r;
+}
+
 std::string render_layout(const LayoutModel& m, const std::string& body) {
     std::string nav;
     const std::pair<const char*, const char*> items[] = {{"/", "Overview"}, {"/dead", "Dead letters"},
                                                          {"/blocked", "Blocked keys"}, {"/sagas", "Sagas"},
+                                                         {"/retrying", "Retrying"}, {"/wal", "WAL"},
                                                          {"/inbox", "Inbox"}, {"/keys", "Keys"},
-                                                         {"/actions", "Actions"}};
+                                                         {"/find", "Find"}, {"/actions", "Actions"}};
     for (auto& [href, label] : items)
         nav += std::string("<a href=\"") + href + "\"" + (m.active == href ? " class=on" : "") + ">" + label + "</a>";
     char timing[96];
     std::snprintf(timing, sizeof timing, "%.1f ms (database %.1f ms)", m.total_ms, m.db_ms);
-    return "<!doctype html><html lang=en><head><meta charset=utf-8><title>" + esc(m.title) +
+    std::string refresh_meta, refresh_toggle;
+    if (m.refresh.on) refresh_meta = "<meta http-equiv=refresh content=\"" + std::to_string(kRefreshSeconds) + "\">";
+    if (m.refresh.offered)
+        refresh_toggle = std::string("<a id=refresh-toggle href=\"") + esc(m.refresh.toggle_href) + "\">" +
+                         (m.refresh.on ? "Pause auto-refresh (every " + std::to_string(kRefreshSeconds) + " s)"
+                                       : "Resume auto-refresh") + "</a>";
+    return "<!doctype html><html lang=en><head><meta charset=utf-8>" + refresh_meta + "<title>" + esc(m.title) +
            " · once-console</title><style>" + kStyle + "</style></head><body><header><strong>once-console</strong>" +
-           nav + "<span class=who>" + esc(m.user) + " (" + m.role +
+           nav + refresh_toggle + "<span class=who>" + esc(m.user) + " (" + m.role +
            ")</span><form method=post action=\"/logout\"><input type=hidden name=csrf value=\"" + m.csrf +
            "\"><button type=submit id=logout>Log out</button></form></header><main>" +
            (m.flash.empty() ? "" : "<div class=flash id=flash>" + esc(m.flash) + "</div>") + "<h1>" + esc(m.title) + "</h1>" +

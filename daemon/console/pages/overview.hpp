@@ -1,8 +1,9 @@
-// The overview page: rates, the outbox per topic, connected relays and saga counts, with the
-// rows that need attention marked.
+// The overview page: rates, the outbox per topic, the WAL transport's slots, connected relays
+// and saga counts, with the rows that need attention marked.
 #pragma once
 
 #include "db.hpp"
+#include "pages/wal_slots.hpp"
 #include "rates.hpp"
 
 #include <cstddef>
@@ -30,6 +31,7 @@ struct OverviewModel {
     std::vector<TopicRow> topics;
     std::vector<RelayRow> relays;
     std::map<std::string, std::string> saga_counts;   // status -> count as text
+    WalModel wal;   // once.transport and the logical slots: where the WAL transport's backlog waits
 };
 
 // What needs attention, row by row: the overview's rules.
@@ -38,6 +40,7 @@ struct Attention {
     std::vector<bool> relay_stalled;          // per relay: no activity for over two minutes
     bool no_relay_while_ready = false;        // no relay connected while messages are ready
     bool failed_sagas = false;
+    std::vector<std::string> wal_slot_reasons;   // per slot: "" or why (wal_slot_attention)
     int rows = 0;                             // rows marked
 };
 

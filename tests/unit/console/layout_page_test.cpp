@@ -6,7 +6,7 @@
 using namespace once::console;
 
 TEST(LayoutPage, EscapesTitleUserAndFlash) {
-    LayoutModel m{"<t>", "/dead", "<u>", "viewer", "tok", "<f>", 1.25, 0.5};
+    LayoutModel m{"<t>", "/dead", "<u>", "viewer", "tok", "<f>", 1.25, 0.5, {}};
     std::string html = render_layout(m, "<p>body</p>");
     EXPECT_TRUE(contains(html, "<title>&lt;t&gt; · once-console</title>"));
     EXPECT_TRUE(contains(html, "<span class=who>&lt;u&gt; (viewer)</span>"));
@@ -18,7 +18,7 @@ TEST(LayoutPage, EscapesTitleUserAndFlash) {
 }
 
 TEST(LayoutPage, MarksTheActivePageAndOmitsAnEmptyFlash) {
-    LayoutModel m{"Dead letters", "/dead", "ann", "admin", "tok", "", 0, 0};
+    LayoutModel m{"Dead letters", "/dead", "ann", "admin", "tok", "", 0, 0, {}};
     std::string html = render_layout(m, "");
     EXPECT_TRUE(contains(html, "<a href=\"/dead\" class=on>Dead letters</a>"));
     EXPECT_TRUE(contains(html, "<a href=\"/\">Overview</a>"));
