@@ -31,3 +31,23 @@ TEST(LoginPage, EscapesTheErrorAndCarriesTheToken) {
     EXPECT_TRUE(contains(html, "name=csrf value=\"abc\""));
     EXPECT_FALSE(contains(render_login("abc", ""), "id=error"));
 }
+
+// Auto-refresh: a meta refresh and a link that pauses it (the same URL with refresh=off).
+TEST(LayoutPage, AutoRefreshWithAPauseLink) {
+    LayoutModel m{"Overview", "/", "ann", "admin", "tok", "", 0, 0, refresh_state("/dead", {{"topic", {"a b"}}})};
+    std::string html = render_layout(m, "");
+    EXPECT_TRUE(contains(html, "<meta http-equiv=refresh content=\"10\">"));
+    EXPECT_TRUE(contains(html, "<a id=refresh-toggle href=\"/dead?topic=a%20b&amp;refresh=off\">Pause auto-refresh"));
+    m.refresh = refresh_state("/dead", {{"topic", {"a b"}}, {"refresh", {"off"}}});
+    html = render_layout(m, "");
+    EXPECT_FALSE(contains(html, "http-equiv=refresh"));
+    EXPECT_TRUE(contains(html, "<a id=refresh-toggle href=\"/dead?topic=a%20b\">Resume auto-refresh</a>"));
+    EXPECT_EQ(refresh_state("/", {}).toggle_href, "/?refresh=off");
+}
+
+TEST(LayoutPage, NoRefreshUnlessThePageAsks) {
+    LayoutModel m{"Confirm", "/dead", "ann", "admin", "tok", "", 0, 0, {}};
+    std::string html = render_layout(m, "");
+    EXPECT_FALSE(contains(html, "http-equiv=refresh"));
+    EXPECT_FALSE(contains(html, "refresh-toggle"));
+}
