@@ -316,7 +316,8 @@ Response Console::dead_list(Ctx& c, const Request& req) {
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
     Response r;
-    r.body = refreshing_page(c, req, "Dead letters", "/dead", render_dead_letter_list(m));
+    // No auto-refresh: a reload would drop the boxes the user ticked.
+    r.body = page(c, "Dead letters", "/dead", render_dead_letter_list(m));
     return r;
 }
 

@@ -631,7 +631,7 @@ BEGIN
                     WHEN o.relay IS NOT NULL AND o.visible_at > now() THEN 'claimed'
                     WHEN o.stream_fence IS NOT NULL THEN 'fenced'
                     WHEN o.pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid THEN 'waiting behind its key'
-                    WHEN o.attempt > 0 AND o.last_error IS NOT NULL AND o.visible_at > now() THEN 'retrying'
+                    WHEN o.attempt > 0 AND o.last_error IS NOT NULL THEN 'retrying'
                     WHEN o.visible_at > now() THEN 'delayed'
                     ELSE 'ready' END,
                NULL::text, o.topic, o.key, o.attempt, left(o.last_error, 300),

@@ -10,7 +10,7 @@ namespace once::console {
 
 extern const char* const kStyle;   // the one style sheet, inline (pages fetch nothing)
 
-constexpr int kRefreshSeconds = 10;   // the overview and the lists reload themselves this often
+constexpr int kRefreshSeconds = 30;   // the overview and the lists reload themselves this often
 
 // Auto-refresh of a page: a meta refresh (no script) unless paused with refresh=off in the URL.
 struct RefreshState {

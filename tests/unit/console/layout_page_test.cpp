@@ -36,7 +36,7 @@ TEST(LoginPage, EscapesTheErrorAndCarriesTheToken) {
 TEST(LayoutPage, AutoRefreshWithAPauseLink) {
     LayoutModel m{"Overview", "/", "ann", "admin", "tok", "", 0, 0, refresh_state("/dead", {{"topic", {"a b"}}})};
     std::string html = render_layout(m, "");
-    EXPECT_TRUE(contains(html, "<meta http-equiv=refresh content=\"10\">"));
+    EXPECT_TRUE(contains(html, "<meta http-equiv=refresh content=\"30\">"));
     EXPECT_TRUE(contains(html, "<a id=refresh-toggle href=\"/dead?topic=a%20b&amp;refresh=off\">Pause auto-refresh"));
     m.refresh = refresh_state("/dead", {{"topic", {"a b"}}, {"refresh", {"off"}}});
     html = render_layout(m, "");
