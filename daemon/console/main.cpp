@@ -71,16 +71,18 @@ int main(int argc, char** argv) {
         once::relay::install_daemon_logger("once-console", options.log_level);
 
         auto users = load_credentials(options.credentials);
-        DbConfig db{options.db, options.connect_timeout, options.statement_timeout};
-        {
-            // The database is reachable and the login may take the console's roles.
+        for (auto& d : options.databases) {
+            // Each database is reachable and its login may take the console's roles.
+            DbConfig db{d.conninfo, options.connect_timeout, options.statement_timeout};
             Tx tx(db, Role::viewer, true);
             auto r = tx.query("SELECT pg_catalog.pg_has_role(session_user, 'once_console_admin', 'MEMBER')");
             if (r.get(0, 0) != "t")
-                spdlog::warn("the database login is not a member of once_console_admin: admins can look but not act");
+                spdlog::warn("database {}: the login is not a member of once_console_admin: admins can look but not act", d.name);
         }
+        reset_thread_connection();
         if (options.check_config) {
-            std::printf("once-console: configuration OK (%zu user(s), database reachable)\n", users.size());
+            std::printf("once-console: configuration OK (%zu user(s), %zu database(s) reachable)\n", users.size(),
+                        options.databases.size());
             return 0;
         }
         Console console(options, std::move(users));

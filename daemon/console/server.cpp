@@ -11,6 +11,7 @@
 #include "pages/format.hpp"
 #include "pages/inbox.hpp"
 #include "pages/keys.hpp"
+#include "pages/database_prefix.hpp"
 #include "pages/layout.hpp"
 #include "pages/overview.hpp"
 #include "pages/retrying.hpp"
@@ -59,12 +60,27 @@ std::string Request::field(const std::string& name) const { return first(form, n
 struct Console::Ctx {
     std::string session_id;
     Session session;
+    const DbConfig* db = nullptr;   // the database the request is for
+    std::string db_name;
+    RateHistory* rates = nullptr;
     double db_ms = 0;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
+namespace {
+
+std::vector<std::unique_ptr<Console::Database>> make_databases(const Options& o) {
+    std::vector<std::unique_ptr<Console::Database>> dbs;
+    for (auto& d : o.databases)
+        dbs.push_back(std::unique_ptr<Console::Database>(
+            new Console::Database{d.name, DbConfig{d.conninfo, o.connect_timeout, o.statement_timeout}, RateHistory()}));
+    return dbs;
+}
+
+}  // namespace
+
 Console::Console(const Options& o, std::map<std::string, User> users)
-    : opts_(o), db_{o.db, o.connect_timeout, o.statement_timeout}, users_(std::move(users)), sessions_(o.session_ttl),
+    : opts_(o), dbs_(make_databases(o)), users_(std::move(users)), sessions_(o.session_ttl),
       failed_by_address_(static_cast<unsigned>(o.login_failures), o.login_failure_window),
       failed_by_user_(static_cast<unsigned>(o.login_failures), o.login_failure_window),
       hashing_(kHashingSlots), sampler_([this] { sample_rates(); }) {}
@@ -82,15 +98,17 @@ void Console::sample_rates() {
     std::unique_lock<std::mutex> lock(stop_mu_);
     while (!stopping_) {
         lock.unlock();
-        try {
-            Tx tx(db_, Role::viewer, true);
-            auto r = tx.query("SELECT extract(epoch FROM c.at), c.inserted, c.deleted FROM once.console_outbox_counters() c");
-            tx.commit();
-            if (r.size() == 1 && !r.null(0, 1))
-                rates_.add({std::stod(r.get(0, 0)), std::stoll(r.get(0, 1)), std::stoll(r.get(0, 2))});
-        } catch (const std::exception& e) {
-            spdlog::debug("rate sample: {}", e.what());
-            reset_thread_connection();
+        for (auto& db : dbs_) {
+            try {
+                Tx tx(db->cfg, Role::viewer, true);
+                auto r = tx.query("SELECT extract(epoch FROM c.at), c.inserted, c.deleted FROM once.console_outbox_counters() c");
+                tx.commit();
+                if (r.size() == 1 && !r.null(0, 1))
+                    db->rates.add({std::stod(r.get(0, 0)), std::stoll(r.get(0, 1)), std::stoll(r.get(0, 2))});
+            } catch (const std::exception& e) {
+                spdlog::debug("rate sample of database {}: {}", db->name, e.what());
+                reset_thread_connection();
+            }
         }
         lock.lock();
         stop_cv_.wait_for(lock, opts_.rate_interval, [this] { return stopping_; });
@@ -99,6 +117,9 @@ void Console::sample_rates() {
 
 std::string Console::page(Ctx& c, const std::string& title, const std::string& active, const std::string& body) {
     LayoutModel m;
+    if (dbs_.size() > 1)
+        for (auto& d : dbs_) m.databases.push_back(d->name);
+    m.database = c.db_name;
     m.title = title;
     m.active = active;
     m.user = c.session.user;
@@ -113,6 +134,9 @@ std::string Console::page(Ctx& c, const std::string& title, const std::string& a
 std::string Console::refreshing_page(Ctx& c, const Request& req, const std::string& title, const std::string& active,
                                      const std::string& body) {
     LayoutModel m;
+    if (dbs_.size() > 1)
+        for (auto& d : dbs_) m.databases.push_back(d->name);
+    m.database = c.db_name;
     m.title = title;
     m.active = active;
     m.user = c.session.user;
@@ -139,7 +163,46 @@ Response Console::handle(const Request& req) {
             return r;
         }
         if (req.path == "/login") return req.method == "POST" ? login_post(req) : login_page(req, "");
+        // The database: /db/NAME/… names one; a path without the prefix is for the first.
+        Request rq = req;
+        Database* db = dbs_.front().get();
+        if (auto p = split_database_prefix(req.path)) {
+            db = nullptr;
+            for (auto& d : dbs_)
+                if (d->name == p->db) db = d.get();
+            if (!db) {
+                r.status = 404;
+                r.content_type = "text/plain";
+                r.body = "no such database\n";
+                return r;
+            }
+            rq.path = p->path;
+        }
+        Response out = handle_session(rq, *db);
+        if (dbs_.size() > 1) {
+            // Every link, form and redirect of the answer stays in this database.
+            std::string prefix = database_prefix(db->name);
+            if (out.content_type.rfind("text/html", 0) == 0) out.body = prefix_links(out.body, prefix);
+            for (auto& [k, v] : out.headers)
+                if (k == "Location") v = prefix_location(v, prefix);
+        }
+        return out;
+    } catch (const std::exception& e) {
+        spdlog::error("{} {}: {}", req.method, req.path, e.what());
+        r.status = 500;
+        r.content_type = "text/plain";
+        r.body = "internal error\n";
+        return r;
+    }
+}
+
+Response Console::handle_session(const Request& req, Database& db) {
+    Response r;
+    try {
         Ctx c;
+        c.db = &db.cfg;
+        c.db_name = db.name;
+        c.rates = &db.rates;
         auto it = req.cookies.find(kCookie);
         std::optional<Session> s;
         if (it != req.cookies.end()) s = sessions_.find(it->second);
@@ -298,12 +361,12 @@ Response Console::login_post(const Request& req) {
 // Each page: its view model from the database (pages/*.hpp), rendered in the frame.
 
 Response Console::overview(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     OverviewModel m = load_overview(tx);
     c.db_ms = tx.db_ms();
-    m.rates = rates_.rates();
+    m.rates = c.rates->rates();
     m.rate_interval_s = opts_.rate_interval.count() / 1000;
-    m.rate_intervals = rates_.capacity() - 1;
+    m.rate_intervals = c.rates->capacity() - 1;
     Response r;
     r.body = refreshing_page(c, req, "Overview", "/", render_overview(m, overview_attention(m)));
     return r;
@@ -311,7 +374,7 @@ Response Console::overview(Ctx& c, const Request& req) {
 
 Response Console::dead_list(Ctx& c, const Request& req) {
     DeadLetterFilter f{req.arg("topic"), req.arg("key"), req.arg("error"), req.arg("until")};
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     DeadLetterListModel m = load_dead_letter_list(tx, f, req.arg("before"));
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
@@ -323,7 +386,7 @@ Response Console::dead_list(Ctx& c, const Request& req) {
 
 Response Console::dead_detail(Ctx& c, const std::string& id) {
     if (!is_uuid(id)) { Response r; r.status = 404; r.body = page(c, "Not found", "/dead", "<p>Not a message id.</p>"); return r; }
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     auto m = load_dead_letter(tx, id);
     c.db_ms = tx.db_ms();
     Response r;
@@ -360,7 +423,7 @@ Response Console::dead_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "/dead", "<div class=error id=error>Your role (viewer) cannot " + op + ".</div>");
         return r;
     }
-    Tx tx(db_, c.session.role, false);
+    Tx tx(*c.db, c.session.role, false);
     std::string n = run_dead_letter_action(tx, c.session.user, op, ids);
     tx.commit();
     spdlog::info("{} {}: {} of {} dead letter(s)", c.session.user, op, n, ids.size());
@@ -370,7 +433,7 @@ Response Console::dead_act(Ctx& c, const Request& req) {
 }
 
 Response Console::blocked(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     BlockedKeysModel m = load_blocked_keys(tx);
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
@@ -380,7 +443,7 @@ Response Console::blocked(Ctx& c, const Request& req) {
 }
 
 Response Console::sagas(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     SagaListModel m = load_saga_list(tx, req.arg("name"), req.arg("status"), req.arg("q"), req.arg("before"));
     c.db_ms = tx.db_ms();
     // A search by id that one definition answers opens that saga.
@@ -391,7 +454,7 @@ Response Console::sagas(Ctx& c, const Request& req) {
 }
 
 Response Console::saga_detail(Ctx& c, const std::string& name, const std::string& id) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     auto m = load_saga(tx, name, id);
     c.db_ms = tx.db_ms();
     Response r;
@@ -424,7 +487,7 @@ Response Console::saga_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "/sagas", "<div class=error id=error>Your role (viewer) cannot " + op + " a saga.</div>");
         return r;
     }
-    Tx tx(db_, c.session.role, false);
+    Tx tx(*c.db, c.session.role, false);
     std::string st = run_saga_action(tx, c.session.user, op, name, id, null_if_empty(req.field("reason")));
     tx.commit();
     spdlog::info("{} saga {} {} ({}): now {}", c.session.user, op, id, name, st);
@@ -433,7 +496,7 @@ Response Console::saga_act(Ctx& c, const Request& req) {
 }
 
 Response Console::actions(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     ActionsModel m = load_actions(tx, req.arg("before"));
     c.db_ms = tx.db_ms();
     Response r;
@@ -442,7 +505,7 @@ Response Console::actions(Ctx& c, const Request& req) {
 }
 
 Response Console::inbox(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     InboxModel m = load_inbox(tx, req.arg("after"));
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
@@ -455,7 +518,7 @@ Response Console::keys(Ctx& c, const Request& req) {
     std::string scope = req.arg("scope"), key = req.arg("key");
     KeysModel m;
     if (!scope.empty() || !key.empty()) {
-        Tx tx(db_, c.session.role, true);
+        Tx tx(*c.db, c.session.role, true);
         m = load_keys(tx, scope, key);
         c.db_ms = tx.db_ms();
     } else {
@@ -474,7 +537,7 @@ Response Console::small_confirm(Ctx& c, const Request& req) {
     if (m.op == "key_release" && !is_owner_oid(m.owner)) return redirect("/keys");
     m.owner_name = m.owner;
     if (m.op == "key_release") {
-        Tx tx(db_, c.session.role, true);
+        Tx tx(*c.db, c.session.role, true);
         m.owner_name = load_key_owner_name(tx, m.a, m.b, m.owner);
         c.db_ms = tx.db_ms();
     }
@@ -494,7 +557,7 @@ Response Console::small_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "", "<div class=error id=error>Your role (viewer) cannot act.</div>");
         return r;
     }
-    Tx tx(db_, c.session.role, false);
+    Tx tx(*c.db, c.session.role, false);
     std::string done = run_row_action(tx, c.session.user, op, a, bb, owner);
     tx.commit();
     spdlog::info("{} {} {} {}{}: {}", c.session.user, op, a, bb, op == "key_release" ? " owner " + owner : "", done);
@@ -504,7 +567,7 @@ Response Console::small_act(Ctx& c, const Request& req) {
 }
 
 Response Console::wal(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     WalModel m = load_wal(tx);
     c.db_ms = tx.db_ms();
     Response r;
@@ -513,7 +576,7 @@ Response Console::wal(Ctx& c, const Request& req) {
 }
 
 Response Console::retrying(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     RetryingModel m = load_retrying(tx, req.arg("topic"), req.arg("after"));
     c.db_ms = tx.db_ms();
     Response r;
@@ -525,7 +588,7 @@ Response Console::find(Ctx& c, const Request& req) {
     std::string id = req.arg("id");
     FindModel m = find_form(id);
     if (!id.empty()) {
-        Tx tx(db_, c.session.role, true);
+        Tx tx(*c.db, c.session.role, true);
         m = load_find(tx, id);
         c.db_ms = tx.db_ms();
     }
@@ -541,7 +604,7 @@ Response Console::bulk_page(Ctx& c, const Request& req) {
     m.admin = c.session.role == Role::admin;
     m.csrf = c.session.csrf;
     if (m.counted) {
-        Tx tx(db_, c.session.role, true);
+        Tx tx(*c.db, c.session.role, true);
         m.count = count_bulk(tx, m.filter);
         c.db_ms = tx.db_ms();
     }
@@ -559,7 +622,7 @@ Response Console::bulk_confirm(Ctx& c, const Request& req) {
     m.csrf = c.session.csrf;
     if (m.op != "redrive" && m.op != "discard") return redirect("/dead/bulk");
     {
-        Tx tx(db_, c.session.role, true);
+        Tx tx(*c.db, c.session.role, true);
         m.count = count_bulk(tx, m.filter);
         c.db_ms = tx.db_ms();
     }
@@ -580,7 +643,7 @@ Response Console::bulk_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "/dead", "<div class=error id=error>Your role (viewer) cannot " + op + ".</div>");
         return r;
     }
-    Tx tx(db_, c.session.role, false);
+    Tx tx(*c.db, c.session.role, false);
     std::string n = run_bulk_action(tx, c.session.user, op, f, bound);
     tx.commit();
     spdlog::info("{} {} by filter: {} dead letter(s) (confirmed {})", c.session.user, op, n, expected);

@@ -46,9 +46,18 @@ public:
     Console& operator=(const Console&) = delete;
     Response handle(const Request& req);
 
+    // The databases served, in the order of the options (the first is the one "/" shows); a
+    // request names one with the prefix /db/NAME/ when there are several.
+    struct Database {
+        std::string name;
+        DbConfig cfg;
+        RateHistory rates;
+    };
+
 private:
     struct Ctx;   // one request: session, transaction helpers, timings
     Response route(Ctx& c, const Request& req);
+    Response handle_session(const Request& req, Database& db);   // a logged-in user's request, for `db`
     Response login_page(const Request& req, const std::string& error, unsigned status = 200);
     Response login_post(const Request& req);
     Response overview(Ctx& c, const Request& req);
@@ -78,7 +87,7 @@ private:
                                 const std::string& body);
 
     Options opts_;
-    DbConfig db_;
+    std::vector<std::unique_ptr<Database>> dbs_;
     std::map<std::string, User> users_;
     Sessions sessions_;
     // Logins: failed ones are budgeted per client address and per user name before any
@@ -86,10 +95,9 @@ private:
     LoginLimiter failed_by_address_;
     LoginLimiter failed_by_user_;
     ConcurrencyLimit hashing_;
-    // The overview's send / ack rates: a thread samples once.console_outbox_counters() every
-    // --rate-interval on a connection of its own.
+    // The overview's send / ack rates: a thread samples once.console_outbox_counters() of each
+    // database every --rate-interval on connections of its own.
     void sample_rates();
-    RateHistory rates_;
     std::mutex stop_mu_;
     std::condition_variable stop_cv_;
     bool stopping_ = false;

@@ -46,6 +46,14 @@ psql -X -q -v ON_ERROR_STOP=1 -c "CREATE PUBLICATION console_pub" \
 psql -X -q -v ON_ERROR_STOP=1 -c "SELECT count(once.send('wal.backlog', jsonb_build_object('n', g))) FROM generate_series(1, 150) g" >/dev/null
 [ "$(psql -X -At -c "SELECT count(*) FROM once.outbox WHERE topic = 'wal.backlog'")" = 0 ] ||
     fail "with once.transport = 'wal' the messages became rows"
+# A second database for the same console: no row in its outbox, once.transport = 'wal' and 150
+# messages waiting in its own slot (the case where the overview used to say "The outbox is
+# empty").
+psql -X -q -d postgres -c "CREATE DATABASE walonly"
+psql -X -q -v ON_ERROR_STOP=1 -d walonly -c "CREATE EXTENSION pg_once" -c "CREATE PUBLICATION walonly_pub" \
+     -c "SELECT pg_create_logical_replication_slot('walonly_slot', 'pgoutput')" \
+     -c "ALTER DATABASE walonly SET once.transport = 'wal'" >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -d walonly -c "SELECT count(once.send('wal.only', jsonb_build_object('n', g))) FROM generate_series(1, 150) g" >/dev/null
 # The console's database login: once_console_admin only, nothing else.
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE ROLE console_login LOGIN; GRANT once_console_admin TO console_login"
 
@@ -70,6 +78,7 @@ chmod 600 "$T/users"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat >"$T/console.conf" <<CONF
 db = host=$PGHOST port=$PGPORT user=console_login dbname=console
+database = walonly host=$PGHOST port=$PGPORT user=console_login dbname=walonly
 listen = 127.0.0.1:$PORT
 credentials = $T/users
 log-level = debug

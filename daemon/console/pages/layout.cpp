@@ -11,7 +11,7 @@ const char* const kStyle = R"(
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
 header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;align-items:center;gap:18px}
 header a{color:#cfd6e4;text-decoration:none}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #ffd24d}
-header .who{margin-left:auto;color:#cfd6e4}header form{display:inline}
+header .who{margin-left:auto;color:#cfd6e4}header .dbs{color:#cfd6e4;border-right:1px solid #4a5468;padding-right:14px}header form{display:inline}
 main{padding:16px;max-width:1300px}h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:20px 0 8px}
 table{border-collapse:collapse;background:#fff;width:100%;margin-bottom:8px}
 th,td{border-bottom:1px solid #e3e6eb;padding:5px 8px;text-align:left;vertical-align:top}
@@ -61,6 +61,15 @@ std::string render_layout(const LayoutModel& m, const std::string& body) {
         nav += std::string("<a href=\"") + href + "\"" + (m.active == href ? " class=on" : "") + ">" + label + "</a>";
     char timing[96];
     std::snprintf(timing, sizeof timing, "%.1f ms (database %.1f ms)", m.total_ms, m.db_ms);
+    // Several databases: a selector (the current one marked); the prefix of each link of the page
+    // is the server's (prefix_links), these already have theirs.
+    std::string selector;
+    if (m.databases.size() > 1) {
+        selector = "<span class=dbs id=databases>database:";
+        for (auto& d : m.databases)
+            selector += " <a href=\"/db/" + esc(d) + "/\"" + (d == m.database ? " class=on" : "") + ">" + esc(d) + "</a>";
+        selector += "</span>";
+    }
     std::string refresh_meta, refresh_toggle;
     if (m.refresh.on) refresh_meta = "<meta http-equiv=refresh content=\"" + std::to_string(kRefreshSeconds) + "\">";
     if (m.refresh.offered)
@@ -69,7 +78,7 @@ std::string render_layout(const LayoutModel& m, const std::string& body) {
                                        : "Resume auto-refresh") + "</a>";
     return "<!doctype html><html lang=en><head><meta charset=utf-8>" + refresh_meta + "<title>" + esc(m.title) +
            " · once-console</title><style>" + kStyle + "</style></head><body><header><strong>once-console</strong>" +
-           nav + refresh_toggle + "<span class=who>" + esc(m.user) + " (" + m.role +
+           selector + nav + refresh_toggle + "<span class=who>" + esc(m.user) + " (" + m.role +
            ")</span><form method=post action=\"/logout\"><input type=hidden name=csrf value=\"" + m.csrf +
            "\"><button type=submit id=logout>Log out</button></form></header><main>" +
            (m.flash.empty() ? "" : "<div class=flash id=flash>" + esc(m.flash) + "</div>") + "<h1>" + esc(m.title) + "</h1>" +

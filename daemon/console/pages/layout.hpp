@@ -29,6 +29,8 @@ struct LayoutModel {
     std::string flash;    // "" = none
     double total_ms = 0, db_ms = 0;
     RefreshState refresh;   // off and not offered unless the page sets it
+    std::vector<std::string> databases;   // several: the selector links each one's overview
+    std::string database;                 // the page's database
 };
 
 std::string render_layout(const LayoutModel& m, const std::string& body);
