@@ -316,6 +316,9 @@ try:
     ok("card declined" in driver.find_element(By.ID, "cause").text, "the cause is the declined card")
     ok("stock service timeout" in driver.find_element(By.ID, "last-error").text or
        driver.find_element(By.ID, "last-error").text != "", "the last error is shown apart")
+    last_error = psql("SELECT last_error FROM once.saga_instances WHERE name = 'cafe_order' AND saga_id = 'order-declined-1'")
+    ok("kept failing (1 attempt);" in last_error and last_error in driver.find_element(By.ID, "last-error").text,
+       f"a compensation allowed one attempt says '(1 attempt)' ({last_error})")
     ok(len(driver.find_elements(By.CSS_SELECTOR, "#diagram svg g.node")) >= 8, "the diagram has the states")
     ok(len(driver.find_elements(By.CSS_SELECTOR, "#history tr")) > 3, "the timeline is shown")
     page_is_clean()
