@@ -9,8 +9,8 @@ namespace once::console {
 
 const char* const kStyle = R"(
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
-header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;align-items:center;gap:18px}
-header a{color:#cfd6e4;text-decoration:none}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #ffd24d}
+header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;flex-wrap:wrap;align-items:center;gap:8px 18px}
+header a{color:#cfd6e4;text-decoration:none;white-space:nowrap}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #ffd24d}
 header .who{margin-left:auto;color:#cfd6e4}header .dbs{color:#cfd6e4;border-right:1px solid #4a5468;padding-right:14px}header form{display:inline}
 main{padding:16px;max-width:1300px}h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:20px 0 8px}
 table{border-collapse:collapse;background:#fff;width:100%;margin-bottom:8px}
@@ -74,8 +74,7 @@ std::string render_layout(const LayoutModel& m, const std::string& body) {
     if (m.refresh.on) refresh_meta = "<meta http-equiv=refresh content=\"" + std::to_string(kRefreshSeconds) + "\">";
     if (m.refresh.offered)
         refresh_toggle = std::string("<a id=refresh-toggle href=\"") + esc(m.refresh.toggle_href) + "\">" +
-                         (m.refresh.on ? "Pause auto-refresh (every " + std::to_string(kRefreshSeconds) + " s)"
-                                       : "Resume auto-refresh") + "</a>";
+                         (m.refresh.on ? "Pause auto-refresh" : "Resume auto-refresh") + "</a>";
     return "<!doctype html><html lang=en><head><meta charset=utf-8>" + refresh_meta + "<title>" + esc(m.title) +
            " · once-console</title><style>" + kStyle + "</style></head><body><header><strong>once-console</strong>" +
            selector + nav + refresh_toggle + "<span class=who>" + esc(m.user) + " (" + m.role +
