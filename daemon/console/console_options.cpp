@@ -3,6 +3,7 @@
 #include "option_loading.hpp"
 
 #include <boost/program_options.hpp>
+#include <libpq-fe.h>
 
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,9 @@ po::options_description option_table() {
         ("config", po::value<std::string>(), "INI file with any of these options; the command line wins")
         ("db", po::value<std::string>(), "libpq connection string of the database; its role needs once_console_admin "
                                           "(or once_console_viewer for a read-only console)")
+        ("database", po::value<std::vector<std::string>>()->composing(),
+         "\"NAME CONNINFO\": one more database to serve (repeat it, or one line each in the config file), "
+         "shown at /db/NAME/; NAME is 1..63 of a-z, 0-9, _ and -")
         ("listen", po::value<std::string>(), "host:port to serve on (default 127.0.0.1:8086)")
         ("metrics-listen", po::value<std::string>(), "host:port serving /metrics, the database's view of relays and "
                                                       "outbox for Prometheus, without authentication (default off)")
@@ -48,14 +52,50 @@ po::options_description option_table() {
     return desc;
 }
 
+// --db's name: the conninfo's dbname, or "default" when it names none (or does not parse: libpq
+// says why when the console connects).
+std::string database_name_of(const std::string& conninfo) {
+    char* err = nullptr;
+    PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), &err);
+    if (err) PQfreemem(err);
+    if (!opts) return "default";
+    std::string name = "default";
+    for (auto* o = opts; o->keyword; ++o)
+        if (std::string(o->keyword) == "dbname" && o->val && *o->val) name = o->val;
+    PQconninfoFree(opts);
+    if (!is_database_name(name))
+        throw std::runtime_error("--db: the database \"" + name + "\" needs a name of a-z, 0-9, _ and - in the URLs: "
+                                 "give it as --database \"NAME CONNINFO\"");
+    return name;
+}
+
 }  // namespace
+
+bool is_database_name(const std::string& s) {
+    return !s.empty() && s.size() <= 63 && s.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos;
+}
+
+DatabaseOption parse_database_option(const std::string& value) {
+    auto start = value.find_first_not_of(" \t");
+    auto space = value.find_first_of(" \t", start == std::string::npos ? 0 : start);
+    std::string name = start == std::string::npos ? "" : value.substr(start, space == std::string::npos ? std::string::npos : space - start);
+    std::string conninfo = space == std::string::npos ? "" : value.substr(space);
+    auto cs = conninfo.find_first_not_of(" \t");
+    conninfo = cs == std::string::npos ? "" : conninfo.substr(cs);
+    if (!is_database_name(name))
+        throw std::runtime_error("--database \"" + name + "\": the name must be 1..63 of a-z, 0-9, _ and - "
+                                 "(the value is \"NAME CONNINFO\")");
+    if (conninfo.empty())
+        throw std::runtime_error("--database " + name + ": the connection string is missing (the value is \"NAME CONNINFO\")");
+    return {name, conninfo};
+}
 
 Options parse_options(int argc, const char* const argv[], std::string* help_text) {
     Options o;
     auto desc = option_table();
     if (help_text) {
         std::ostringstream help;
-        help << "Usage: once-console --db CONNINFO --credentials FILE [options]\n"
+        help << "Usage: once-console --db CONNINFO [--database \"NAME CONNINFO\"...] --credentials FILE [options]\n"
                 "A web console for pg_once: topics, dead letters, blocked keys, sagas, actions.\n\n"
              << desc << "\nDurations take a unit: 200ms, 30s, 5min, 8h.\n";
         *help_text = help.str();
@@ -68,6 +108,9 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     o.check_config = vm.count("check-config") > 0;
     auto str = [&](const char* n, std::string& dst) { if (vm.count(n)) dst = vm[n].as<std::string>(); };
     str("db", o.db);
+    if (!o.db.empty()) o.databases.push_back({database_name_of(o.db), o.db});
+    if (vm.count("database"))
+        for (auto& v : vm["database"].as<std::vector<std::string>>()) o.databases.push_back(parse_database_option(v));
     str("listen", o.listen);
     str("metrics-listen", o.metrics_listen);
     str("credentials", o.credentials);
@@ -89,7 +132,12 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
 
 void validate(const Options& o) {
     auto bad = [](const std::string& m) { return std::runtime_error(m); };
-    if (o.db.empty()) throw bad("--db is required: the libpq connection string of the database");
+    if (o.databases.empty())
+        throw bad("--db (or --database) is required: the libpq connection string of the database");
+    for (size_t i = 0; i < o.databases.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (o.databases[i].name == o.databases[j].name)
+                throw bad("two databases are named \"" + o.databases[i].name + "\": give each --database its own name");
     if (o.credentials.empty()) throw bad("--credentials is required: the file of console users (see --hash-secret)");
     if (o.threads < 1 || o.threads > 64) throw bad("--threads " + std::to_string(o.threads) + " is out of range 1..64");
     if (o.max_connections < 2 || o.max_connections > 10000)

@@ -7,14 +7,25 @@
 #include "duration.hpp"
 
 #include <string>
+#include <vector>
 
 namespace once::console {
 
 using relay::Millis;
 
+// One database the console serves: its name (in the URLs, /db/NAME/…, and the selector) and
+// its libpq conninfo.
+struct DatabaseOption {
+    std::string name, conninfo;
+    bool operator==(const DatabaseOption& o) const { return name == o.name && conninfo == o.conninfo; }
+};
+
 struct Options {
     std::string db;                       // libpq conninfo; the login needs once_console_admin
                                           // (or once_console_viewer alone for a read-only console)
+    // Every database served, in order (the first is the one "/" shows): --db first (named by
+    // its dbname), then each --database "NAME CONNINFO".
+    std::vector<DatabaseOption> databases;
     std::string listen = "127.0.0.1:8086";  // host:port of the web server
     std::string metrics_listen;           // host:port of /metrics (db_metrics.hpp); empty: off
     std::string credentials;              // file of "name role secret-hash" lines
@@ -39,6 +50,11 @@ struct Options {
     bool show_help = false;
     bool show_version = false;
 };
+
+// A database's name: 1..63 of a-z, 0-9, '_' and '-'.
+bool is_database_name(const std::string& s);
+// "NAME CONNINFO" (the --database value) -> {NAME, CONNINFO}; throws std::runtime_error.
+DatabaseOption parse_database_option(const std::string& value);
 
 // Throws std::runtime_error with a user-facing message.
 Options parse_options(int argc, const char* const argv[], std::string* help_text = nullptr);

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <map>
 
 namespace once::console {
 
@@ -14,19 +15,23 @@ namespace {
 struct ConnDeleter {
     void operator()(PGconn* c) const { if (c) PQfinish(c); }
 };
-thread_local std::unique_ptr<PGconn, ConnDeleter> t_conn;
+// The thread's connection to each database it served (by conninfo): a console serves one or
+// several databases, each request thread keeps one connection to each.
+thread_local std::map<std::string, std::unique_ptr<PGconn, ConnDeleter>> t_conns;
 
 [[noreturn]] void throw_result(PGconn* conn, PGresult* r) {
     std::string state = r && PQresultErrorField(r, PG_DIAG_SQLSTATE) ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : "";
     std::string msg = relay::one_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
     if (r) PQclear(r);
-    if (PQstatus(conn) != CONNECTION_OK) t_conn.reset();
+    if (PQstatus(conn) != CONNECTION_OK)
+        for (auto& [conninfo, c] : t_conns)
+            if (c.get() == conn) c.reset();
     throw DbError(msg.empty() ? "database error" : msg, state);
 }
 
 }  // namespace
 
-void reset_thread_connection() { t_conn.reset(); }
+void reset_thread_connection() { t_conns.clear(); }
 
 std::string Rows::operator()(int row, const char* col) const {
     int c = PQfnumber(r_.get(), col);
@@ -46,6 +51,7 @@ std::optional<std::string> Rows::optional(int row, const char* col) const {
 }
 
 Tx::Tx(const DbConfig& cfg, Role role, bool read_only) {
+    auto& t_conn = t_conns[cfg.conninfo];
     if (t_conn && PQstatus(t_conn.get()) != CONNECTION_OK) t_conn.reset();
     if (!t_conn) {
         PGconn* c = relay::relay_connect(cfg.conninfo, "once-console", cfg.connect_timeout);
@@ -72,7 +78,9 @@ Tx::Tx(const DbConfig& cfg, Role role, bool read_only) {
 }
 
 Tx::~Tx() {
-    if (open_ && t_conn && PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
+    if (!open_) return;
+    for (auto& [conninfo, c] : t_conns)
+        if (c.get() == conn_ && PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
 }
 
 Rows Tx::query(const std::string& sql, const std::vector<std::optional<std::string>>& params) {

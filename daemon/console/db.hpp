@@ -1,5 +1,5 @@
-// The console's database access: one libpq connection per request thread (made on first use,
-// remade after a failure). Every request runs in one transaction under SET LOCAL ROLE
+// The console's database access: one libpq connection per request thread and database (made
+// on first use, remade after a failure). Every request runs in one transaction under SET LOCAL ROLE
 // once_console_viewer or once_console_admin, by the console user's role, with a statement
 // timeout; reads are READ ONLY transactions.
 #pragma once
@@ -68,7 +68,7 @@ private:
     double db_ms_ = 0;
 };
 
-// Drops the calling thread's connection (after a connection failure).
+// Drops the calling thread's connections (after a connection failure).
 void reset_thread_connection();
 
 }  // namespace once::console

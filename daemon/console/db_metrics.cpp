@@ -19,37 +19,68 @@ struct Family {
     const char* help;
 };
 
+// Prometheus text of several databases: each family's HELP and TYPE once, followed by the
+// samples of every database (the format allows a family only once per scrape).
 class Text {
 public:
     void family(const Family& f) {
-        out_ += std::string("# HELP ") + f.name + " " + f.help + "\n# TYPE " + f.name + " gauge\n";
+        for (size_t i = 0; i < families_.size(); ++i)
+            if (families_[i].name == f.name) { current_ = i; return; }
+        families_.push_back({f.name, std::string("# HELP ") + f.name + " " + f.help + "\n# TYPE " + f.name + " gauge\n"});
+        current_ = families_.size() - 1;
     }
     void sample(const char* name, const std::vector<std::pair<const char*, std::string>>& labels, double v) {
-        out_ += name;
-        out_ += '{';
+        std::string& out = families_[current_].text;
+        out += name;
+        out += '{';
         bool first = true;
         for (const auto& [k, val] : labels) {
-            if (!first) out_ += ',';
+            if (!first) out += ',';
             first = false;
-            out_ += k;
-            out_ += "=\"" + escape_label_value(val) + "\"";
+            out += k;
+            out += "=\"" + escape_label_value(val) + "\"";
         }
-        out_ += "} " + format_metric_value(v) + "\n";
+        out += "} " + format_metric_value(v) + "\n";
     }
-    std::string take() { return std::move(out_); }
+    std::string take() {
+        std::string out;
+        for (auto& f : families_) out += f.text;
+        families_.clear();
+        return out;
+    }
 
 private:
-    std::string out_;
+    struct Rendered {
+        std::string name;
+        std::string text;
+    };
+    std::vector<Rendered> families_;
+    size_t current_ = 0;
 };
+
+void render_view(Text& t, const DbView& v, std::set<std::string>& seen_topics);
 
 }  // namespace
 
 std::string render_db_metrics(const DbView& v, std::set<std::string>& seen_topics) {
     Text t;
+    render_view(t, v, seen_topics);
+    return t.take();
+}
+
+std::string render_db_metrics(const std::vector<DbView>& views, std::vector<std::set<std::string>>& seen_topics) {
+    Text t;
+    for (size_t i = 0; i < views.size(); ++i) render_view(t, views[i], seen_topics.at(i));
+    return t.take();
+}
+
+namespace {
+
+void render_view(Text& t, const DbView& v, std::set<std::string>& seen_topics) {
     const std::string& db = v.database;
     t.family({"once_db_up", "1 when once-console read the database for this scrape"});
     t.sample("once_db_up", {{"database", db}}, v.up ? 1 : 0);
-    if (!v.up) return t.take();
+    if (!v.up) return;
     t.family({"once_db_metrics_read_seconds", "how long reading these values took"});
     t.sample("once_db_metrics_read_seconds", {{"database", db}}, v.read_seconds);
 
@@ -107,8 +138,9 @@ std::string render_db_metrics(const DbView& v, std::set<std::string>& seen_topic
     t.sample("once_db_blocked_keys", {{"database", db}}, static_cast<double>(v.blocked_keys));
     t.family({"once_db_oldest_blocked_key_age_seconds", "seconds since the head of the longest-blocked key died; 0 when none"});
     t.sample("once_db_oldest_blocked_key_age_seconds", {{"database", db}}, v.oldest_blocked_key_age);
-    return t.take();
 }
+
+}  // namespace
 
 namespace {
 double num(const Rows& r, int row, const char* col) {
@@ -131,7 +163,7 @@ DbView read_db_metrics(const DbConfig& cfg) {
     for (int i = 0; i < relays.size(); ++i)
         v.relays.push_back(RelayBeat{relays(i, "relay"), relays(i, "host"), relays(i, "transport"), relays(i, "state"),
                                      num(relays, i, "age_seconds"), relays(i, "alive") == "t", num(relays, i, "messages_per_s")});
-    auto slots = tx.query("SELECT slot, active, retained_bytes, safe_bytes FROM once.console_wal_slots()");
+    auto slots = tx.query("SELECT slot_name AS slot, active, retained_bytes, safe_bytes FROM once.console_wal_slots()");
     for (int i = 0; i < slots.size(); ++i) {
         WalSlot s{slots(i, "slot"), slots(i, "active") == "t", std::nullopt, std::nullopt};
         if (auto b = slots.optional(i, "retained_bytes")) s.retained_bytes = std::strtoll(b->c_str(), nullptr, 10);
@@ -152,7 +184,7 @@ DbView read_db_metrics(const DbConfig& cfg) {
         t.dead = count(counts, i, "dead");
         t.oldest_ready_age = std::max(0.0, num(counts, i, "oldest_ready_age"));
     }
-    auto retrying = tx.query("SELECT topic, retrying, extract(epoch FROM now() - oldest_created) AS age FROM once.console_retrying()");
+    auto retrying = tx.query("SELECT topic, retrying, extract(epoch FROM now() - oldest_created) AS age FROM once.console_retrying_counts()");
     for (int i = 0; i < retrying.size(); ++i) {
         TopicState& t = topics[retrying(i, "topic")];
         t.topic = retrying(i, "topic");

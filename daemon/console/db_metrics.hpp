@@ -51,6 +51,9 @@ struct DbView {
 // when it has nothing now, so a topic's first dead letter is a step from 0, not a new series
 // (the set is updated).
 std::string render_db_metrics(const DbView& v, std::set<std::string>& seen_topics);
+// The same for several databases (seen_topics[i] belongs to views[i]): each family once, with
+// every database's samples, told apart by their `database` label.
+std::string render_db_metrics(const std::vector<DbView>& views, std::vector<std::set<std::string>>& seen_topics);
 
 // Reads the view in one read-only transaction as once_console_viewer. Throws DbError.
 DbView read_db_metrics(const DbConfig& cfg);

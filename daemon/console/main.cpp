@@ -73,16 +73,18 @@ int main(int argc, char** argv) {
         once::relay::install_daemon_logger("once-console", options.log_level);
 
         auto users = load_credentials(options.credentials);
-        DbConfig db{options.db, options.connect_timeout, options.statement_timeout};
-        {
-            // The database is reachable and the login may take the console's roles.
+        for (auto& d : options.databases) {
+            // Each database is reachable and its login may take the console's roles.
+            DbConfig db{d.conninfo, options.connect_timeout, options.statement_timeout};
             Tx tx(db, Role::viewer, true);
             auto r = tx.query("SELECT pg_catalog.pg_has_role(session_user, 'once_console_admin', 'MEMBER')");
             if (r.get(0, 0) != "t")
-                spdlog::warn("the database login is not a member of once_console_admin: admins can look but not act");
+                spdlog::warn("database {}: the login is not a member of once_console_admin: admins can look but not act", d.name);
         }
+        reset_thread_connection();
         if (options.check_config) {
-            std::printf("once-console: configuration OK (%zu user(s), database reachable)\n", users.size());
+            std::printf("once-console: configuration OK (%zu user(s), %zu database(s) reachable)\n", users.size(),
+                        options.databases.size());
             return 0;
         }
         Console console(options, std::move(users));
@@ -91,7 +93,10 @@ int main(int argc, char** argv) {
                      options.listen.substr(0, options.listen.rfind(':')), server.port());
         std::unique_ptr<MetricsListener> metrics;
         if (!options.metrics_listen.empty()) {
-            metrics = std::make_unique<MetricsListener>(options.metrics_listen, db);
+            std::vector<DbConfig> dbs;
+            for (auto& d : options.databases)
+                dbs.push_back(DbConfig{d.conninfo, options.connect_timeout, options.statement_timeout});
+            metrics = std::make_unique<MetricsListener>(options.metrics_listen, std::move(dbs));
             spdlog::info("metrics on http://{}:{}/metrics", options.metrics_listen.substr(0, options.metrics_listen.rfind(':')),
                          metrics->port());
         }

@@ -33,7 +33,8 @@ relay::MhdResult handle(void* cls, MHD_Connection* c, const char* url, const cha
 
 }  // namespace
 
-MetricsListener::MetricsListener(const std::string& address, DbConfig db) : db_(std::move(db)) {
+MetricsListener::MetricsListener(const std::string& address, std::vector<DbConfig> dbs) {
+    for (auto& d : dbs) dbs_.push_back(Watched{std::move(d), {}, {}, false});
     relay::ListenerLimits limits;
     limits.max_connections = 64;
     limits.max_per_address = 16;
@@ -53,20 +54,28 @@ int MetricsListener::port() const { return listener_->port(); }
 
 std::string MetricsListener::scrape() {
     std::lock_guard<std::mutex> lock(mu_);
-    DbView v;
-    try {
-        v = read_db_metrics(db_);
-        database_ = v.database;
-        if (failing_) spdlog::info("metrics: reading the database again");
-        failing_ = false;
-    } catch (const std::exception& e) {
-        if (!failing_) spdlog::warn("metrics: cannot read the database: {}", relay::log_safe(e.what()));
-        failing_ = true;
-        reset_thread_connection();
-        v = DbView{};
-        v.database = database_;
+    std::vector<DbView> views;
+    std::vector<std::set<std::string>> seen;
+    for (Watched& w : dbs_) {
+        DbView v;
+        try {
+            v = read_db_metrics(w.db);
+            w.database = v.database;
+            if (w.failing) spdlog::info("metrics: reading database {} again", relay::log_safe(w.database));
+            w.failing = false;
+        } catch (const std::exception& e) {
+            if (!w.failing) spdlog::warn("metrics: cannot read a database: {}", relay::log_safe(e.what()));
+            w.failing = true;
+            reset_thread_connection();
+            v = DbView{};
+            v.database = w.database;
+        }
+        views.push_back(std::move(v));
+        seen.push_back(std::move(w.seen_topics));
     }
-    return render_db_metrics(v, seen_topics_);
+    std::string text = render_db_metrics(views, seen);
+    for (size_t i = 0; i < dbs_.size(); ++i) dbs_[i].seen_topics = std::move(seen[i]);
+    return text;
 }
 
 }  // namespace once::console

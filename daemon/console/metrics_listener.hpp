@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace once::relay {
 class HttpListener;
@@ -20,7 +21,7 @@ namespace once::console {
 class MetricsListener {
 public:
     // Throws std::runtime_error when the address is invalid or cannot be bound.
-    MetricsListener(const std::string& address, DbConfig db);
+    MetricsListener(const std::string& address, std::vector<DbConfig> dbs);
     ~MetricsListener();
     MetricsListener(const MetricsListener&) = delete;
     MetricsListener& operator=(const MetricsListener&) = delete;
@@ -28,11 +29,14 @@ public:
     std::string scrape();   // the /metrics body
 
 private:
-    DbConfig db_;
+    struct Watched {
+        DbConfig db;
+        std::set<std::string> seen_topics;
+        std::string database;   // the last read's name, for once_db_up 0 when a read fails
+        bool failing = false;
+    };
     std::mutex mu_;
-    std::set<std::string> seen_topics_;
-    std::string database_;   // the last read's, for once_db_up 0 when a read fails
-    bool failing_ = false;
+    std::vector<Watched> dbs_;
     std::unique_ptr<relay::HttpListener> listener_;
 };
 

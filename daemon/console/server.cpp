@@ -6,15 +6,20 @@
 #include "pages/actions.hpp"
 #include "pages/blocked_keys.hpp"
 #include "pages/relays.hpp"
+#include "pages/dead_letter_bulk.hpp"
 #include "pages/dead_letters.hpp"
+#include "pages/find_message.hpp"
 #include "pages/format.hpp"
 #include "pages/inbox.hpp"
 #include "pages/keys.hpp"
+#include "pages/database_prefix.hpp"
 #include "pages/layout.hpp"
 #include "pages/overview.hpp"
+#include "pages/retrying.hpp"
 #include "pages/row_action_confirm.hpp"
 #include "pages/sagas.hpp"
 #include "percent_encoding.hpp"
+#include "pages/wal_slots.hpp"
 
 #include <microhttpd.h>
 #include <spdlog/spdlog.h>
@@ -57,12 +62,27 @@ std::string Request::field(const std::string& name) const { return first(form, n
 struct Console::Ctx {
     std::string session_id;
     Session session;
+    const DbConfig* db = nullptr;   // the database the request is for
+    std::string db_name;
+    RateHistory* rates = nullptr;
     double db_ms = 0;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
+namespace {
+
+std::vector<std::unique_ptr<Console::Database>> make_databases(const Options& o) {
+    std::vector<std::unique_ptr<Console::Database>> dbs;
+    for (auto& d : o.databases)
+        dbs.push_back(std::unique_ptr<Console::Database>(
+            new Console::Database{d.name, DbConfig{d.conninfo, o.connect_timeout, o.statement_timeout}, RateHistory()}));
+    return dbs;
+}
+
+}  // namespace
+
 Console::Console(const Options& o, std::map<std::string, User> users)
-    : opts_(o), db_{o.db, o.connect_timeout, o.statement_timeout}, users_(std::move(users)), sessions_(o.session_ttl),
+    : opts_(o), dbs_(make_databases(o)), users_(std::move(users)), sessions_(o.session_ttl),
       failed_by_address_(static_cast<unsigned>(o.login_failures), o.login_failure_window),
       failed_by_user_(static_cast<unsigned>(o.login_failures), o.login_failure_window),
       hashing_(kHashingSlots), sampler_([this] { sample_rates(); }) {}
@@ -80,15 +100,17 @@ void Console::sample_rates() {
     std::unique_lock<std::mutex> lock(stop_mu_);
     while (!stopping_) {
         lock.unlock();
-        try {
-            Tx tx(db_, Role::viewer, true);
-            auto r = tx.query("SELECT extract(epoch FROM c.at), c.inserted, c.deleted FROM once.console_outbox_counters() c");
-            tx.commit();
-            if (r.size() == 1 && !r.null(0, 1))
-                rates_.add({std::stod(r.get(0, 0)), std::stoll(r.get(0, 1)), std::stoll(r.get(0, 2))});
-        } catch (const std::exception& e) {
-            spdlog::debug("rate sample: {}", e.what());
-            reset_thread_connection();
+        for (auto& db : dbs_) {
+            try {
+                Tx tx(db->cfg, Role::viewer, true);
+                auto r = tx.query("SELECT extract(epoch FROM c.at), c.inserted, c.deleted FROM once.console_outbox_counters() c");
+                tx.commit();
+                if (r.size() == 1 && !r.null(0, 1))
+                    db->rates.add({std::stod(r.get(0, 0)), std::stoll(r.get(0, 1)), std::stoll(r.get(0, 2))});
+            } catch (const std::exception& e) {
+                spdlog::debug("rate sample of database {}: {}", db->name, e.what());
+                reset_thread_connection();
+            }
         }
         lock.lock();
         stop_cv_.wait_for(lock, opts_.rate_interval, [this] { return stopping_; });
@@ -97,6 +119,9 @@ void Console::sample_rates() {
 
 std::string Console::page(Ctx& c, const std::string& title, const std::string& active, const std::string& body) {
     LayoutModel m;
+    if (dbs_.size() > 1)
+        for (auto& d : dbs_) m.databases.push_back(d->name);
+    m.database = c.db_name;
     m.title = title;
     m.active = active;
     m.user = c.session.user;
@@ -105,6 +130,24 @@ std::string Console::page(Ctx& c, const std::string& title, const std::string& a
     m.flash = sessions_.take_flash(c.session_id);
     m.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.start).count();
     m.db_ms = c.db_ms;
+    return render_layout(m, body);
+}
+
+std::string Console::refreshing_page(Ctx& c, const Request& req, const std::string& title, const std::string& active,
+                                     const std::string& body) {
+    LayoutModel m;
+    if (dbs_.size() > 1)
+        for (auto& d : dbs_) m.databases.push_back(d->name);
+    m.database = c.db_name;
+    m.title = title;
+    m.active = active;
+    m.user = c.session.user;
+    m.role = role_name(c.session.role);
+    m.csrf = c.session.csrf;
+    m.flash = sessions_.take_flash(c.session_id);
+    m.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.start).count();
+    m.db_ms = c.db_ms;
+    m.refresh = refresh_state(req.path, req.query);
     return render_layout(m, body);
 }
 
@@ -122,7 +165,46 @@ Response Console::handle(const Request& req) {
             return r;
         }
         if (req.path == "/login") return req.method == "POST" ? login_post(req) : login_page(req, "");
+        // The database: /db/NAME/… names one; a path without the prefix is for the first.
+        Request rq = req;
+        Database* db = dbs_.front().get();
+        if (auto p = split_database_prefix(req.path)) {
+            db = nullptr;
+            for (auto& d : dbs_)
+                if (d->name == p->db) db = d.get();
+            if (!db) {
+                r.status = 404;
+                r.content_type = "text/plain";
+                r.body = "no such database\n";
+                return r;
+            }
+            rq.path = p->path;
+        }
+        Response out = handle_session(rq, *db);
+        if (dbs_.size() > 1) {
+            // Every link, form and redirect of the answer stays in this database.
+            std::string prefix = database_prefix(db->name);
+            if (out.content_type.rfind("text/html", 0) == 0) out.body = prefix_links(out.body, prefix);
+            for (auto& [k, v] : out.headers)
+                if (k == "Location") v = prefix_location(v, prefix);
+        }
+        return out;
+    } catch (const std::exception& e) {
+        spdlog::error("{} {}: {}", req.method, req.path, e.what());
+        r.status = 500;
+        r.content_type = "text/plain";
+        r.body = "internal error\n";
+        return r;
+    }
+}
+
+Response Console::handle_session(const Request& req, Database& db) {
+    Response r;
+    try {
         Ctx c;
+        c.db = &db.cfg;
+        c.db_name = db.name;
+        c.rates = &db.rates;
         auto it = req.cookies.find(kCookie);
         std::optional<Session> s;
         if (it != req.cookies.end()) s = sessions_.find(it->second);
@@ -171,11 +253,12 @@ Response Console::handle(const Request& req) {
 Response Console::route(Ctx& c, const Request& req) {
     const std::string& p = req.path;
     if (req.method == "GET") {
-        if (p == "/") return overview(c);
+        if (p == "/") return overview(c, req);
         if (p == "/dead") return dead_list(c, req);
+        if (p == "/dead/bulk") return bulk_page(c, req);
         if (p.rfind("/dead/", 0) == 0) return dead_detail(c, p.substr(6));
-        if (p == "/blocked") return blocked(c);
-        if (p == "/relays") return relays(c);
+        if (p == "/blocked") return blocked(c, req);
+        if (p == "/relays") return relays(c, req);
         if (p == "/sagas") return sagas(c, req);
         if (p == "/saga") return saga_detail(c, req.arg("name"), req.arg("id"));
         // A link of a console before sagas were (name, saga_id): the search by id opens the
@@ -184,9 +267,15 @@ Response Console::route(Ctx& c, const Request& req) {
         if (p == "/actions") return actions(c, req);
         if (p == "/inbox") return inbox(c, req);
         if (p == "/keys") return keys(c, req);
+        if (p == "/wal") return wal(c, req);
+        if (p == "/retrying") return retrying(c, req);
+        if (p == "/find") return find(c, req);
     } else if (req.method == "POST") {
-        if (p == "/other/confirm") return small_confirm(c, req);
-        if (p == "/other/act") return small_act(c, req);
+        // One handler for the two row actions; each posts to its own page's URL.
+        if (p == "/inbox/confirm" || p == "/keys/confirm") return small_confirm(c, req);
+        if (p == "/inbox/act" || p == "/keys/act") return small_act(c, req);
+        if (p == "/dead/bulk/confirm") return bulk_confirm(c, req);
+        if (p == "/dead/bulk/act") return bulk_act(c, req);
         if (p == "/dead/confirm") return dead_confirm(c, req);
         if (p == "/dead/act") return dead_act(c, req);
         if (p == "/sagas/confirm") return saga_confirm(c, req);
@@ -274,32 +363,33 @@ Response Console::login_post(const Request& req) {
 // ----------------------------------------------------------------------------- pages
 // Each page: its view model from the database (pages/*.hpp), rendered in the frame.
 
-Response Console::overview(Ctx& c) {
-    Tx tx(db_, c.session.role, true);
+Response Console::overview(Ctx& c, const Request& req) {
+    Tx tx(*c.db, c.session.role, true);
     OverviewModel m = load_overview(tx);
     c.db_ms = tx.db_ms();
-    m.rates = rates_.rates();
+    m.rates = c.rates->rates();
     m.rate_interval_s = opts_.rate_interval.count() / 1000;
-    m.rate_intervals = rates_.capacity() - 1;
+    m.rate_intervals = c.rates->capacity() - 1;
     Response r;
-    r.body = page(c, "Overview", "/", render_overview(m, overview_attention(m)));
+    r.body = refreshing_page(c, req, "Overview", "/", render_overview(m, overview_attention(m)));
     return r;
 }
 
 Response Console::dead_list(Ctx& c, const Request& req) {
     DeadLetterFilter f{req.arg("topic"), req.arg("key"), req.arg("error"), req.arg("until")};
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     DeadLetterListModel m = load_dead_letter_list(tx, f, req.arg("before"));
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
     Response r;
+    // No auto-refresh: a reload would drop the boxes the user ticked.
     r.body = page(c, "Dead letters", "/dead", render_dead_letter_list(m));
     return r;
 }
 
 Response Console::dead_detail(Ctx& c, const std::string& id) {
     if (!is_uuid(id)) { Response r; r.status = 404; r.body = page(c, "Not found", "/dead", "<p>Not a message id.</p>"); return r; }
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     auto m = load_dead_letter(tx, id);
     c.db_ms = tx.db_ms();
     Response r;
@@ -336,7 +426,7 @@ Response Console::dead_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "/dead", "<div class=error id=error>Your role (viewer) cannot " + op + ".</div>");
         return r;
     }
-    Tx tx(db_, c.session.role, false);
+    Tx tx(*c.db, c.session.role, false);
     std::string n = run_dead_letter_action(tx, c.session.user, op, ids);
     tx.commit();
     spdlog::info("{} {}: {} of {} dead letter(s)", c.session.user, op, n, ids.size());
@@ -345,27 +435,27 @@ Response Console::dead_act(Ctx& c, const Request& req) {
     return redirect("/dead");
 }
 
-Response Console::blocked(Ctx& c) {
-    Tx tx(db_, c.session.role, true);
+Response Console::blocked(Ctx& c, const Request& req) {
+    Tx tx(*c.db, c.session.role, true);
     BlockedKeysModel m = load_blocked_keys(tx);
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
     Response r;
-    r.body = page(c, "Blocked keys", "/blocked", render_blocked_keys(m));
+    r.body = refreshing_page(c, req, "Blocked keys", "/blocked", render_blocked_keys(m));
     return r;
 }
 
-Response Console::relays(Ctx& c) {
-    Tx tx(db_, c.session.role, true);
+Response Console::relays(Ctx& c, const Request& req) {
+    Tx tx(*c.db, c.session.role, true);
     RelaysModel m = load_relays(tx);
     c.db_ms = tx.db_ms();
     Response r;
-    r.body = page(c, "Relays", "/relays", render_relays(m));
+    r.body = refreshing_page(c, req, "Relays", "/relays", render_relays(m));
     return r;
 }
 
 Response Console::sagas(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     SagaListModel m = load_saga_list(tx, req.arg("name"), req.arg("status"), req.arg("q"), req.arg("before"));
     c.db_ms = tx.db_ms();
     // A search by id that one definition answers opens that saga.
@@ -376,7 +466,7 @@ Response Console::sagas(Ctx& c, const Request& req) {
 }
 
 Response Console::saga_detail(Ctx& c, const std::string& name, const std::string& id) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     auto m = load_saga(tx, name, id);
     c.db_ms = tx.db_ms();
     Response r;
@@ -409,7 +499,7 @@ Response Console::saga_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "/sagas", "<div class=error id=error>Your role (viewer) cannot " + op + " a saga.</div>");
         return r;
     }
-    Tx tx(db_, c.session.role, false);
+    Tx tx(*c.db, c.session.role, false);
     std::string st = run_saga_action(tx, c.session.user, op, name, id, null_if_empty(req.field("reason")));
     tx.commit();
     spdlog::info("{} saga {} {} ({}): now {}", c.session.user, op, id, name, st);
@@ -418,21 +508,21 @@ Response Console::saga_act(Ctx& c, const Request& req) {
 }
 
 Response Console::actions(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     ActionsModel m = load_actions(tx, req.arg("before"));
     c.db_ms = tx.db_ms();
     Response r;
-    r.body = page(c, "Actions", "/actions", render_actions(m));
+    r.body = refreshing_page(c, req, "Actions", "/actions", render_actions(m));
     return r;
 }
 
 Response Console::inbox(Ctx& c, const Request& req) {
-    Tx tx(db_, c.session.role, true);
+    Tx tx(*c.db, c.session.role, true);
     InboxModel m = load_inbox(tx, req.arg("after"));
     c.db_ms = tx.db_ms();
     m.csrf = c.session.csrf;
     Response r;
-    r.body = page(c, "Inbox: poison messages", "/inbox", render_inbox(m));
+    r.body = refreshing_page(c, req, "Inbox: poison messages", "/inbox", render_inbox(m));
     return r;
 }
 
@@ -440,7 +530,7 @@ Response Console::keys(Ctx& c, const Request& req) {
     std::string scope = req.arg("scope"), key = req.arg("key");
     KeysModel m;
     if (!scope.empty() || !key.empty()) {
-        Tx tx(db_, c.session.role, true);
+        Tx tx(*c.db, c.session.role, true);
         m = load_keys(tx, scope, key);
         c.db_ms = tx.db_ms();
     } else {
@@ -455,11 +545,11 @@ Response Console::keys(Ctx& c, const Request& req) {
 Response Console::small_confirm(Ctx& c, const Request& req) {
     RowActionConfirmModel m{req.field("op"), req.field("a"), req.field("b"), req.field("owner"), "",
                             c.session.role == Role::admin, c.session.csrf};
-    if (!valid_row_action(m.op, m.a, m.b)) return redirect("/");
+    if (!valid_row_action(m.op, m.a, m.b) || req.path != row_action_home(m.op) + "/confirm") return redirect("/");
     if (m.op == "key_release" && !is_owner_oid(m.owner)) return redirect("/keys");
     m.owner_name = m.owner;
     if (m.op == "key_release") {
-        Tx tx(db_, c.session.role, true);
+        Tx tx(*c.db, c.session.role, true);
         m.owner_name = load_key_owner_name(tx, m.a, m.b, m.owner);
         c.db_ms = tx.db_ms();
     }
@@ -471,7 +561,7 @@ Response Console::small_confirm(Ctx& c, const Request& req) {
 
 Response Console::small_act(Ctx& c, const Request& req) {
     std::string op = req.field("op"), a = req.field("a"), bb = req.field("b"), owner = req.field("owner");
-    if (!valid_row_action(op, a, bb)) return redirect("/");
+    if (!valid_row_action(op, a, bb) || req.path != row_action_home(op) + "/act") return redirect("/");
     if (op == "key_release" && !is_owner_oid(owner)) return redirect("/keys");
     Response r;
     if (c.session.role != Role::admin) {
@@ -479,13 +569,99 @@ Response Console::small_act(Ctx& c, const Request& req) {
         r.body = page(c, "Not allowed", "", "<div class=error id=error>Your role (viewer) cannot act.</div>");
         return r;
     }
-    Tx tx(db_, c.session.role, false);
+    Tx tx(*c.db, c.session.role, false);
     std::string done = run_row_action(tx, c.session.user, op, a, bb, owner);
     tx.commit();
     spdlog::info("{} {} {} {}{}: {}", c.session.user, op, a, bb, op == "key_release" ? " owner " + owner : "", done);
     sessions_.set_flash(c.session_id, std::string(op == "inbox_retry" ? "Retry" : "Release") + ": " +
                                           (done == "t" ? "done." : "nothing to do (already gone)."));
     return redirect(op == "inbox_retry" ? "/inbox" : "/keys?scope=" + relay::percent_encode(a) + "&key=" + relay::percent_encode(bb));
+}
+
+Response Console::wal(Ctx& c, const Request& req) {
+    Tx tx(*c.db, c.session.role, true);
+    WalModel m = load_wal(tx);
+    c.db_ms = tx.db_ms();
+    Response r;
+    r.body = refreshing_page(c, req, "WAL transport", "/wal", render_wal(m));
+    return r;
+}
+
+Response Console::retrying(Ctx& c, const Request& req) {
+    Tx tx(*c.db, c.session.role, true);
+    RetryingModel m = load_retrying(tx, req.arg("topic"), req.arg("after"));
+    c.db_ms = tx.db_ms();
+    Response r;
+    r.body = refreshing_page(c, req, "Retrying messages", "/retrying", render_retrying(m));
+    return r;
+}
+
+Response Console::find(Ctx& c, const Request& req) {
+    std::string id = req.arg("id");
+    FindModel m = find_form(id);
+    if (!id.empty()) {
+        Tx tx(*c.db, c.session.role, true);
+        m = load_find(tx, id);
+        c.db_ms = tx.db_ms();
+    }
+    Response r;
+    r.body = page(c, "Find a message", "/find", render_find(m));
+    return r;
+}
+
+Response Console::bulk_page(Ctx& c, const Request& req) {
+    BulkModel m;
+    m.filter = bulk_filter(req.query);
+    m.counted = !req.arg("count").empty() || m.filter.any();
+    m.admin = c.session.role == Role::admin;
+    m.csrf = c.session.csrf;
+    if (m.counted) {
+        Tx tx(*c.db, c.session.role, true);
+        m.count = count_bulk(tx, m.filter);
+        c.db_ms = tx.db_ms();
+    }
+    Response r;
+    r.body = page(c, "Dead letters by filter", "/dead", render_bulk_page(m));
+    return r;
+}
+
+Response Console::bulk_confirm(Ctx& c, const Request& req) {
+    BulkModel m;
+    m.filter = bulk_filter(req.form);
+    m.counted = true;
+    m.op = req.field("op");
+    m.admin = c.session.role == Role::admin;
+    m.csrf = c.session.csrf;
+    if (m.op != "redrive" && m.op != "discard") return redirect("/dead/bulk");
+    {
+        Tx tx(*c.db, c.session.role, true);
+        m.count = count_bulk(tx, m.filter);
+        c.db_ms = tx.db_ms();
+    }
+    Response r;
+    r.body = page(c, "Confirm: " + m.op + " by filter", "/dead", render_bulk_confirm(m));
+    return r;
+}
+
+Response Console::bulk_act(Ctx& c, const Request& req) {
+    std::string op = req.field("op"), bound = req.field("bound"), expected = req.field("expected");
+    if (expected.empty() || expected.size() > 6 || expected.find_first_not_of("0123456789") != std::string::npos) expected = "?";
+    BulkFilter f = bulk_filter(req.form);
+    if ((op != "redrive" && op != "discard") || !is_timestamp_text(bound)) return redirect("/dead/bulk");
+    Response r;
+    if (c.session.role != Role::admin) {
+        spdlog::warn("{} by filter by viewer {} refused", op, c.session.user);
+        r.status = 403;
+        r.body = page(c, "Not allowed", "/dead", "<div class=error id=error>Your role (viewer) cannot " + op + ".</div>");
+        return r;
+    }
+    Tx tx(*c.db, c.session.role, false);
+    std::string n = run_bulk_action(tx, c.session.user, op, f, bound);
+    tx.commit();
+    spdlog::info("{} {} by filter: {} dead letter(s) (confirmed {})", c.session.user, op, n, expected);
+    sessions_.set_flash(c.session_id, (op == "redrive" ? "Redrove " : "Discarded ") + n + " dead letter(s) of the " +
+                                          expected + " the confirmation counted.");
+    return redirect("/dead");
 }
 
 // ----------------------------------------------------------------------------- HTTP

@@ -32,7 +32,8 @@ CREATE TABLE once.console_actions (
     actor      text        NOT NULL,   -- the console user (a name from its credentials file)
     db_role    name        NOT NULL,   -- the database login that ran it (session_user)
     action     text        NOT NULL CHECK (action IN ('redrive', 'discard', 'saga_retry', 'saga_abort',
-                                                          'inbox_retry', 'key_release')),
+                                                          'inbox_retry', 'key_release',
+                                                          'redrive_matching', 'discard_matching')),
     ids        text[]      NOT NULL,
     affected   integer     NOT NULL,   -- dead letters changed; 1 or 0 for the others
     result     text                    -- a saga's new status, an abort's reason
@@ -551,3 +552,202 @@ REVOKE ALL ON FUNCTION once.console_saga_search(text, integer), once.console_sag
     once.console_outbox_counters() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.console_saga_search(text, integer), once.console_saga_definition_counts(),
     once.console_outbox_counters() TO once_console_viewer, once_admin;
+
+-- On-call pages: the WAL transport's slots, the messages that are retrying, a message looked
+-- up wherever it is, and redrive / discard of every dead letter a filter matches.
+
+-- The logical replication slots of this database (the WAL transport's relays stream one each;
+-- a subscription's slot shows too, pg_once cannot tell them apart): whether a walsender
+-- streams it, the WAL it retains (from restart_lsn) and has not confirmed (from
+-- confirmed_flush_lsn), both up to the server's current position, and the lag PostgreSQL
+-- measured from the streaming relay's replies; and how much more WAL may be written before
+-- max_slot_wal_keep_size invalidates the slot (safe_bytes; NULL when unbounded), which the
+-- console's /metrics exports for the slot-lag alert. Runs as the extension's owner, like
+-- console_relays: pg_stat_replication hides other roles' walsenders' figures.
+CREATE FUNCTION once.console_wal_slots()
+RETURNS TABLE (slot_name name, plugin name, active boolean, walsender_pid integer, wal_status text,
+               confirmed_flush_lsn pg_lsn, retained_bytes bigint, unconfirmed_bytes bigint,
+               lag_seconds double precision, client text, last_reply timestamptz, safe_bytes bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.slot_name, s.plugin, s.active, s.active_pid, s.wal_status, s.confirmed_flush_lsn,
+           (w.lsn - s.restart_lsn)::bigint, (w.lsn - s.confirmed_flush_lsn)::bigint,
+           extract(epoch FROM COALESCE(r.replay_lag, r.flush_lag, r.write_lag))::double precision,
+           CASE WHEN r.pid IS NOT NULL THEN COALESCE(host(r.client_addr), 'local') END,
+           r.reply_time, s.safe_wal_size
+      FROM pg_catalog.pg_replication_slots s
+     CROSS JOIN (SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
+                             ELSE pg_current_wal_lsn() END AS lsn) w
+      LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid
+     WHERE s.slot_type = 'logical' AND s.database = current_database()
+     ORDER BY s.slot_name
+     LIMIT 100
+$$;
+COMMENT ON FUNCTION once.console_wal_slots() IS
+    'once-console: this database''s logical replication slots: streamed or not, WAL retained and not confirmed, lag';
+
+-- Messages waiting for another attempt after a failed one (nacked, or written back by the WAL
+-- transport's relay), and those a relay holds again for a retry, in the order they come due:
+-- the outbox_pos index between the dead (nil) and the waiting-behind-their-key (all ones)
+-- positions. A page after after_pos; a topic filters.
+CREATE FUNCTION once.console_retrying(p_topic text DEFAULT NULL, after_pos uuid DEFAULT NULL, max_rows integer DEFAULT 50)
+RETURNS TABLE (id uuid, topic text, key text, attempt integer, last_error text, next_try timestamptz,
+               in_flight boolean, relay text, created_at timestamptz, pos uuid)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT o.id, o.topic, o.key, o.attempt, left(o.last_error, 300), o.visible_at,
+           o.relay IS NOT NULL AND o.visible_at > now(), o.relay, o.created_at, o.pos
+      FROM once.outbox o
+     WHERE o.pos > COALESCE(after_pos, '00000000-0000-0000-0000-000000000000'::uuid)
+       AND o.pos < 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid
+       AND o.dead_at IS NULL AND o.attempt > 0 AND o.last_error IS NOT NULL
+       AND (p_topic IS NULL OR o.topic = p_topic)
+     ORDER BY o.pos
+     LIMIT least(greatest(max_rows, 1), 500)
+$$;
+COMMENT ON FUNCTION once.console_retrying(text, uuid, integer) IS
+    'once-console: a page of messages retrying after a failed attempt, in the order they come due';
+
+-- A message id wherever pg_once has it: the outbox (its state), the delivered history
+-- (topics with a retention), the inbox (processed or poison, per source) and the inbox's
+-- failures. Nothing: acked without history, or never sent. The inbox's sources are found by
+-- skipping through its primary key (at most 1000), so the lookup reads a few index pages per
+-- source, not the table.
+CREATE FUNCTION once.console_find_message(p_id text)
+RETURNS TABLE (place text, state text, source text, topic text, key text, attempt integer,
+               last_error text, at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    u uuid;
+BEGIN
+    IF p_id IS NULL OR length(p_id) NOT BETWEEN 1 AND 500 THEN
+        RAISE EXCEPTION 'the message id must be 1..500 characters'
+            USING ERRCODE = '22023', HINT = 'Pass an outbox message id (a uuid) or an inbox message id.';
+    END IF;
+    IF p_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
+        u := p_id::uuid;
+        RETURN QUERY
+        SELECT 'outbox'::text,
+               CASE WHEN o.dead_at IS NOT NULL THEN 'dead'
+                    WHEN o.relay IS NOT NULL AND o.visible_at > now() THEN 'claimed'
+                    WHEN o.stream_fence IS NOT NULL THEN 'fenced'
+                    WHEN o.pos = 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid THEN 'waiting behind its key'
+                    WHEN o.attempt > 0 AND o.last_error IS NOT NULL THEN 'retrying'
+                    WHEN o.visible_at > now() THEN 'delayed'
+                    ELSE 'ready' END,
+               NULL::text, o.topic, o.key, o.attempt, left(o.last_error, 300),
+               CASE WHEN o.dead_at IS NOT NULL THEN o.dead_at ELSE o.visible_at END
+          FROM once.outbox o WHERE o.id = u;
+        RETURN QUERY
+        SELECT 'delivered'::text, 'delivered'::text, NULL::text, d.topic, d.key, d.attempt, NULL::text, d.delivered_at
+          FROM once.outbox_delivered d WHERE d.id = u
+         LIMIT 1;
+    END IF;
+    RETURN QUERY
+    WITH RECURSIVE src(source, depth) AS (
+        (SELECT i.source, 1 FROM once.inbox i ORDER BY i.source LIMIT 1)
+        UNION ALL
+        SELECT (SELECT i.source FROM once.inbox i WHERE i.source > src.source ORDER BY i.source LIMIT 1), src.depth + 1
+          FROM src WHERE src.source IS NOT NULL AND src.depth < 1000
+    )
+    SELECT 'inbox'::text, CASE WHEN i.poison THEN 'poison' ELSE 'processed' END, i.source, i.topic,
+           NULL::text, NULL::integer, NULL::text, i.received_at
+      FROM src JOIN once.inbox i ON i.source = src.source AND i.message_id = p_id;
+    RETURN QUERY
+    WITH RECURSIVE src(source, depth) AS (
+        (SELECT f.source, 1 FROM once.inbox_failures f ORDER BY f.source LIMIT 1)
+        UNION ALL
+        SELECT (SELECT f.source FROM once.inbox_failures f WHERE f.source > src.source ORDER BY f.source LIMIT 1), src.depth + 1
+          FROM src WHERE src.source IS NOT NULL AND src.depth < 1000
+    )
+    SELECT 'inbox failures'::text, 'failed ' || f.attempts || CASE WHEN f.attempts = 1 THEN ' time' ELSE ' times' END,
+           f.source, NULL::text, NULL::text, f.attempts, left(f.last_error, 300), f.last_failed_at
+      FROM src JOIN once.inbox_failures f ON f.source = src.source AND f.message_id = p_id;
+END
+$$;
+COMMENT ON FUNCTION once.console_find_message(text) IS
+    'once-console: where a message id is: outbox (with its state), delivered history, inbox, inbox failures';
+
+-- Dead letters a filter matches (each part optional: topic, key prefix, error text, dead
+-- before), for redrive or discard of all of them: how many (counted up to 10001, one more than
+-- an action may take) and the newest one's dead_at, the bound the action is given so that a
+-- message that dies after the confirmation is not touched.
+CREATE FUNCTION once._console_dead_matching(p_topic text, p_key_prefix text, p_error text,
+                                            p_dead_before timestamptz, p_bound timestamptz)
+RETURNS TABLE (id uuid, dead_at timestamptz)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT o.id, o.dead_at FROM once.outbox o
+     WHERE o.dead_at IS NOT NULL
+       AND o.dead_at <= COALESCE(p_bound, 'infinity')
+       AND (p_dead_before IS NULL OR o.dead_at < p_dead_before)
+       AND (p_topic IS NULL OR o.topic = p_topic)
+       AND (p_key_prefix IS NULL OR starts_with(o.key, p_key_prefix))
+       AND (p_error IS NULL OR strpos(lower(o.last_error), lower(p_error)) > 0)
+     ORDER BY o.dead_at, o.id
+     LIMIT 10001
+$$;
+REVOKE ALL ON FUNCTION once._console_dead_matching(text, text, text, timestamptz, timestamptz) FROM PUBLIC;
+
+CREATE FUNCTION once.console_dead_letters_matching(p_topic text, p_key_prefix text, p_error text,
+                                                   p_dead_before timestamptz,
+                                                   OUT matching integer, OUT newest_dead_at timestamptz)
+RETURNS record
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT count(*)::integer, max(m.dead_at)
+      FROM once._console_dead_matching(p_topic, p_key_prefix, p_error, p_dead_before, NULL) m
+$$;
+COMMENT ON FUNCTION once.console_dead_letters_matching(text, text, text, timestamptz) IS
+    'once-console: how many dead letters a filter matches (up to 10001) and the newest one''s dead_at';
+
+-- Redrive (op 'redrive') or discard (op 'discard') every dead letter the filter matches that
+-- died at or before p_bound (console_dead_letters_matching's newest_dead_at): once.redrive /
+-- once.discard of their ids, recorded in once.console_actions; returns how many it changed.
+-- More than 10000 is refused (ON211, as once.redrive refuses more ids): narrow the filter.
+CREATE FUNCTION once.console_dead_letters_act(actor text, op text, p_topic text, p_key_prefix text,
+                                              p_error text, p_dead_before timestamptz, p_bound timestamptz)
+RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ids uuid[];
+    n integer := 0;
+BEGIN
+    PERFORM once._console_check_actor(actor);
+    IF op IS NULL OR op NOT IN ('redrive', 'discard') THEN
+        RAISE EXCEPTION 'op must be redrive or discard' USING ERRCODE = '22023';
+    END IF;
+    IF p_bound IS NULL THEN
+        RAISE EXCEPTION 'the bound (the newest dead_at the confirmation counted) must not be NULL'
+            USING ERRCODE = '22023', HINT = 'Pass newest_dead_at of once.console_dead_letters_matching.';
+    END IF;
+    ids := ARRAY(SELECT m.id FROM once._console_dead_matching(p_topic, p_key_prefix, p_error, p_dead_before, p_bound) m);
+    IF cardinality(ids) > 10000 THEN
+        RAISE EXCEPTION 'more than 10000 dead letters match'
+            USING ERRCODE = 'ON211', HINT = 'Narrow the filter (a topic, a key prefix, an earlier "dead before").';
+    END IF;
+    IF cardinality(ids) > 0 THEN
+        n := CASE op WHEN 'redrive' THEN once.redrive(ids) ELSE once.discard(ids) END;
+    END IF;
+    INSERT INTO once.console_actions (actor, db_role, action, ids, affected, result)
+    VALUES (actor, session_user, op || '_matching',
+            ARRAY['topic=' || COALESCE(p_topic, '*'), 'key_prefix=' || COALESCE(p_key_prefix, '*'),
+                  'error=' || COALESCE(p_error, '*'), 'dead_before=' || COALESCE(p_dead_before::text, '*'),
+                  'dead_at<=' || p_bound::text],
+            n, cardinality(ids) || ' matched');
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION once.console_dead_letters_act(text, text, text, text, text, timestamptz, timestamptz) IS
+    'once.redrive / once.discard of the dead letters a filter matches up to a bound, recorded in once.console_actions';
+
+REVOKE ALL ON FUNCTION once.console_wal_slots(), once.console_retrying(text, uuid, integer),
+    once.console_find_message(text), once.console_dead_letters_matching(text, text, text, timestamptz),
+    once.console_dead_letters_act(text, text, text, text, text, timestamptz, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_wal_slots(), once.console_retrying(text, uuid, integer),
+    once.console_find_message(text), once.console_dead_letters_matching(text, text, text, timestamptz)
+    TO once_console_viewer, once_admin;
+GRANT EXECUTE ON FUNCTION once.console_dead_letters_act(text, text, text, text, text, timestamptz, timestamptz)
+    TO once_console_admin, once_admin;

@@ -102,31 +102,11 @@ $$;
 COMMENT ON FUNCTION once.console_relay_heartbeats() IS
     'once-console: each relay''s last heartbeat, its age in seconds and whether it is alive (beaten within two intervals, connected, not stopped)';
 
--- once-console /metrics: this database's logical replication slots (the WAL transport's),
--- the WAL each holds back from the server's current position, in bytes (NULL: invalidated),
--- and how much more WAL may be written before max_slot_wal_keep_size invalidates it
--- (safe_wal_size; NULL when max_slot_wal_keep_size is -1, unbounded).
-CREATE FUNCTION once.console_wal_slots()
-RETURNS TABLE (slot name, active boolean, retained_bytes bigint, safe_bytes bigint, wal_status text)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT s.slot_name, s.active,
-           (CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL
-                 ELSE pg_catalog.pg_current_wal_lsn() - s.confirmed_flush_lsn END)::bigint,
-           s.safe_wal_size, s.wal_status
-      FROM pg_catalog.pg_replication_slots s
-     WHERE s.slot_type = 'logical' AND s.database = current_database()
-     ORDER BY 1
-     LIMIT 100
-$$;
-COMMENT ON FUNCTION once.console_wal_slots() IS
-    'once-console /metrics: this database''s logical replication slots with the WAL each retains and how much more it may retain, in bytes';
-
 -- once-console /metrics: per topic (at most 500), messages that failed at least once and wait
 -- for their next attempt (counted up to 10000 in all), and when the oldest of them was sent.
 -- Without an index on attempt this walks the outbox until it has 10000 of them: a read every
 -- scrape interval.
-CREATE FUNCTION once.console_retrying()
+CREATE FUNCTION once.console_retrying_counts()
 RETURNS TABLE (topic text, retrying bigint, oldest_created timestamptz)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -137,9 +117,9 @@ AS $$
      ORDER BY 1
      LIMIT 500
 $$;
-COMMENT ON FUNCTION once.console_retrying() IS
+COMMENT ON FUNCTION once.console_retrying_counts() IS
     'once-console /metrics: per topic, messages that failed at least once and wait to be retried (up to 10000), and the oldest one''s send time';
 
-REVOKE ALL ON FUNCTION once.console_relay_heartbeats(), once.console_wal_slots(), once.console_retrying() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION once.console_relay_heartbeats(), once.console_wal_slots(), once.console_retrying()
+REVOKE ALL ON FUNCTION once.console_relay_heartbeats(), once.console_retrying_counts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.console_relay_heartbeats(), once.console_retrying_counts()
     TO once_console_viewer, once_admin;

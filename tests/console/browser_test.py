@@ -36,8 +36,8 @@ def ok(cond, what):
     print(f"ok {checks} - {what}", flush=True)
 
 
-def psql(sql):
-    return subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
+def psql(sql, db=None):
+    return subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql] + (["-d", db] if db else []),
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -141,6 +141,89 @@ try:
         ok(red and f"relay {name} last seen" in red[0].text,
            "the overview marks the stopped relay red while messages are ready")
         ok("Nothing needs attention" not in driver.page_source, "the overview does not say nothing needs attention")
+    # --- the WAL transport: the backlog waits in the slot, and the overview says so by name
+    note = driver.find_element(By.ID, "wal-note").text
+    ok("once.transport = 'wal'" in note and "replication slot console_wal" in note,
+       f"the overview names the slot the WAL transport's messages wait in ({note})")
+
+    def slot_db():
+        return psql("SELECT active, coalesce(active_pid::text, '—'), wal_status, confirmed_flush_lsn, "
+                    "(pg_current_wal_lsn() - restart_lsn)::bigint, (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint "
+                    "FROM pg_replication_slots WHERE slot_name = 'console_wal'").split("|")
+
+    def slot_row():
+        row = driver.find_element(By.CSS_SELECTOR, "#wal-slots tr[data-slot=console_wal]")
+        cell = lambda c: row.find_element(By.CSS_SELECTOR, "td." + c)
+        return row, {"active": cell("active").text, "pid": cell("pid").text, "status": cell("wal-status").text,
+                     "lsn": cell("lsn").text, "retained": int(cell("retained").get_attribute("data-bytes")),
+                     "unconfirmed": int(cell("unconfirmed").get_attribute("data-bytes")), "lag": cell("lag").text}
+
+    def check_slot_page(what):
+        # WAL grows between two reads (the console's own transactions write none, others may):
+        # each byte figure lies between the database's before and after the page.
+        before = slot_db()
+        driver.get(base + "/wal?refresh=off")
+        wait.until(EC.presence_of_element_located((By.ID, "wal-slots")))
+        after = slot_db()
+        row, s = slot_row()
+        ok(s["active"] == ("yes" if after[0] == "t" else "no") and s["pid"] == after[1] and s["status"] == after[2]
+           and s["lsn"] == after[3], f"{what}: active, walsender pid, wal_status, confirmed position as the database ({s})")
+        ok(int(before[4]) <= s["retained"] <= int(after[4]) and int(before[5]) <= s["unconfirmed"] <= int(after[5]),
+           f"{what}: WAL retained {s['retained']} and not confirmed {s['unconfirmed']} as the database "
+           f"({before[4]}..{after[4]}, {before[5]}..{after[5]})")
+        return row, s
+
+    row, s = check_slot_page("a slot no relay streams")
+    ok(s["unconfirmed"] > 150 * 40, "the 150 messages are WAL the slot has not confirmed")
+    ok(s["lag"] == "—" and psql("SELECT count(*) FROM pg_stat_replication") == "0", "no lag without a walsender")
+    ok("attn" in row.get_attribute("class"), "a slot nobody streams is marked")
+    ok("once.transport: wal" in driver.find_element(By.ID, "transport").text, "the page shows the transport")
+    page_is_clean()
+    shot("wal")
+    # a walsender streams the slot (pg_recvlogical stands in for the relay)
+    recv = subprocess.Popen(["pg_recvlogical", "-d", os.environ["PGDATABASE"], "-S", "console_wal", "--start",
+                             "-o", "proto_version=1", "-o", "publication_names=console_pub", "-f", "/dev/null"])
+    try:
+        WebDriverWait(driver, 30).until(lambda d: psql("SELECT active FROM pg_replication_slots "
+                                                       "WHERE slot_name = 'console_wal'") == "t")
+        row, s = check_slot_page("a streamed slot")
+        ok(s["pid"] == psql("SELECT pid FROM pg_stat_replication"), f"the walsender's pid ({s['pid']})")
+        ok("attn" not in (row.get_attribute("class") or ""), "a streamed slot is not marked")
+    finally:
+        recv.terminate()
+        recv.wait(timeout=20)
+
+    # --- auto-refresh: the overview reloads itself; the pause link stops it
+    driver.get(base + "/")
+    wait.until(EC.presence_of_element_located((By.ID, "topics")))
+    ok(driver.find_elements(By.CSS_SELECTOR, "meta[http-equiv=refresh]"), "the overview refreshes itself")
+    driver.execute_script("window.loadedBefore = 1")
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return window.loadedBefore") is None)
+    ok(driver.find_elements(By.ID, "topics"), "the overview reloaded by itself")
+    driver.find_element(By.ID, "refresh-toggle").click()
+    wait.until(lambda d: "refresh=off" in d.current_url)
+    ok(not driver.find_elements(By.CSS_SELECTOR, "meta[http-equiv=refresh]") and
+       driver.find_element(By.ID, "refresh-toggle").text == "Resume auto-refresh", "paused: no refresh, a resume link")
+
+    # --- retrying messages: attempts, last error, next try, two pages
+    open_nav("Retrying", "retrying")
+    want = psql("SELECT string_agg(id || '|' || attempt || '|' || last_error || '|' || to_char(visible_at AT TIME ZONE "
+                "current_setting('TimeZone'), 'YYYY-MM-DD HH24:MI:SS'), E'\\n' ORDER BY pos) FROM once.outbox "
+                "WHERE topic = 'sms.send' AND dead_at IS NULL AND attempt > 0 AND last_error IS NOT NULL").split("\n")
+    ok(len(want) == 55, "database: 55 retrying messages")
+
+    def listed():
+        return ["|".join([r.get_attribute("data-id"), r.find_element(By.CSS_SELECTOR, "td.attempts").text,
+                          r.find_element(By.CSS_SELECTOR, "td.last-error").text,
+                          r.find_element(By.CSS_SELECTOR, "td.next-try").text])
+                for r in driver.find_elements(By.CSS_SELECTOR, "#retrying tr[data-id]")]
+    first = listed()
+    ok(first == want[:50], "the first page: 50 retrying messages with attempts, last error and next try as the database")
+    page_is_clean()
+    shot("retrying")
+    driver.find_element(By.ID, "more").click()
+    wait.until(lambda d: "after=" in d.current_url)
+    ok(listed() == want[50:], "the next page: the other 5")
 
     # --- dead letters: list, filter, detail, redrive by clicking
     open_nav("Dead letters", "dead")
@@ -157,7 +240,7 @@ try:
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#dead input[type=checkbox]")) == 1)
     ok(True, "filter by key leaves one")
     target = psql("SELECT id FROM once.outbox WHERE key = 'pay-3'")
-    driver.find_element(By.CSS_SELECTOR, f"a[href='/dead/{target}']").click()
+    driver.find_element(By.CSS_SELECTOR, f"a[href$='/dead/{target}']").click()
     payload = wait.until(EC.presence_of_element_located((By.ID, "payload")))
     ok('"amount": 453' in payload.text, "detail shows the payload")
     ok("traceparent" in driver.find_element(By.ID, "headers").text, "detail shows the headers")
@@ -189,6 +272,70 @@ try:
        "two discarded at once")
     ok(psql("SELECT count(*) FROM once.outbox WHERE id IN ('%s')" % "','".join(picked)) == "0", "database: both are gone")
 
+    # --- find a message by id, wherever it is
+    def find(mid):
+        open_nav("Find", "find-id")
+        driver.find_element(By.ID, "find-id").send_keys(mid)
+        driver.find_element(By.ID, "find").click()
+        wait.until(lambda d: "id=" in d.current_url)
+        return [(r.get_attribute("data-place"), r.find_element(By.CSS_SELECTOR, "td.state").text)
+                for r in driver.find_elements(By.CSS_SELECTOR, "#found tr[data-place]")]
+    retrying_id = want[0].split("|")[0]
+    ok(find(retrying_id) == [("outbox", "retrying")] and
+       psql(f"SELECT attempt > 0 AND last_error IS NOT NULL AND dead_at IS NULL AND relay IS NULL FROM once.outbox "
+            f"WHERE id = '{retrying_id}'") == "t", "a retrying message is found in the outbox, retrying")
+    dead_id = psql("SELECT id FROM once.outbox WHERE key = 'pay-7' AND dead_at IS NOT NULL")
+    ok(find(dead_id) == [("outbox", "dead")], "a dead letter is found in the outbox, dead")
+    shot("find")
+    ok(find(picked[0]) == [] and "delivered or never sent" in driver.find_element(By.ID, "not-found").text
+       and psql(f"SELECT count(*) FROM once.outbox WHERE id = '{picked[0]}'") == "0",
+       "a discarded message is in none of them: 'delivered or never sent'")
+    ok(find("msg-poison-1") == [("inbox", "poison"), ("inbox failures", "failed 2 times")] and
+       psql("SELECT poison FROM once.inbox WHERE message_id = 'msg-poison-1'") == "t" and
+       psql("SELECT attempts FROM once.inbox_failures WHERE message_id = 'msg-poison-1'") == "2",
+       "an inbox message id is found in the inbox (poison) and its failures")
+
+    # --- redrive and discard by filter, with a count, a confirmation and a bound
+    psql("SELECT count(once.send('push.send', jsonb_build_object('n', g), k)) "
+         "FROM unnest(ARRAY['device-1', 'device-2', 'device-3', 'device-4', 'device-5', 'other-1']) WITH ORDINALITY AS t(k, g)")
+    psql("SELECT count(once.dead('test-relay', m.id, 'APNs 410 Unregistered')) FROM once.claim('test-relay', 100, "
+         "'1 minute', ARRAY['push.send']) m")
+    open_nav("Dead letters", "dead")
+    driver.find_element(By.ID, "by-filter").click()
+    wait.until(EC.presence_of_element_located((By.ID, "b-topic"))).send_keys("push.send")
+    driver.find_element(By.ID, "b-key-prefix").send_keys("device-")
+    driver.find_element(By.ID, "count").click()
+    n_db = psql("SELECT count(*) FROM once.outbox WHERE topic = 'push.send' AND key LIKE 'device-%' AND dead_at IS NOT NULL")
+    matching = wait.until(EC.presence_of_element_located((By.ID, "matching")))
+    ok(matching.get_attribute("data-n") == n_db == "5", f"the filter page counts the matching dead letters ({matching.text})")
+    shot("dead_bulk")
+    driver.find_element(By.ID, "bulk-redrive").click()
+    q = wait.until(EC.presence_of_element_located((By.ID, "question")))
+    ok(q.get_attribute("data-n") == "5" and q.text.startswith("Redrive these 5 dead letters"),
+       f"the confirmation says how many it will touch ({q.text[:60]})")
+    shot("confirm_bulk_redrive")
+    # one more dies after the confirmation: the action must leave it
+    psql("SELECT once.send('push.send', '{\"n\": 7}', 'device-6')")
+    psql("SELECT count(once.dead('test-relay', m.id, 'APNs 410 Unregistered')) FROM once.claim('test-relay', 100, "
+         "'1 minute', ARRAY['push.send']) m")
+    driver.find_element(By.ID, "confirm").click()
+    flash = wait.until(EC.presence_of_element_located((By.ID, "flash"))).text
+    ok(flash == "Redrove 5 dead letter(s) of the 5 the confirmation counted.", f"the bulk redrive reports ({flash})")
+    ok(psql("SELECT string_agg(key, ' ' ORDER BY key) FROM once.outbox WHERE topic = 'push.send' AND dead_at IS NOT NULL")
+       == "device-6 other-1", "database: the 5 were redriven; the one that died after the confirmation and the other key stay dead")
+    ok(psql("SELECT affected || ' ' || result FROM once.console_actions WHERE action = 'redrive_matching'") == "5 5 matched",
+       "database: the bulk redrive is in once.console_actions")
+    driver.get(base + "/dead/bulk?topic=push.send&error=apns")
+    matching = wait.until(EC.presence_of_element_located((By.ID, "matching")))
+    ok(matching.get_attribute("data-n") == "2", "the error text filter matches the two left")
+    driver.find_element(By.ID, "bulk-discard").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "question"))).get_attribute("data-n") == "2", "confirm discard of 2")
+    driver.find_element(By.ID, "confirm").click()
+    ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text ==
+       "Discarded 2 dead letter(s) of the 2 the confirmation counted.", "the bulk discard reports")
+    ok(psql("SELECT count(*) FROM once.outbox WHERE topic = 'push.send' AND dead_at IS NOT NULL") == "0",
+       "database: both discarded")
+
     # --- blocked keys
     open_nav("Blocked keys", "blocked")
     ok("pay-7" in driver.find_element(By.ID, "blocked").text, "pay-7 is listed as blocked")
@@ -207,6 +354,9 @@ try:
     ok("card declined" in driver.find_element(By.ID, "cause").text, "the cause is the declined card")
     ok("stock service timeout" in driver.find_element(By.ID, "last-error").text or
        driver.find_element(By.ID, "last-error").text != "", "the last error is shown apart")
+    last_error = psql("SELECT last_error FROM once.saga_instances WHERE name = 'cafe_order' AND saga_id = 'order-declined-1'")
+    ok("kept failing (1 attempt);" in last_error and last_error in driver.find_element(By.ID, "last-error").text,
+       f"a compensation allowed one attempt says '(1 attempt)' ({last_error})")
     ok(len(driver.find_elements(By.CSS_SELECTOR, "#diagram svg g.node")) >= 8, "the diagram has the states")
     ok(len(driver.find_elements(By.CSS_SELECTOR, "#history tr")) > 3, "the timeline is shown")
     page_is_clean()
@@ -304,6 +454,7 @@ try:
     shot("inbox")
     driver.find_element(By.CSS_SELECTOR, "#poison button").click()
     wait.until(EC.presence_of_element_located((By.ID, "question")))
+    ok(driver.current_url.endswith("/inbox/confirm"), f"the inbox retry is confirmed at /inbox/confirm ({driver.current_url})")
     driver.find_element(By.ID, "confirm").click()
     ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Retry: done.", "inbox retry reported")
     ok(psql("SELECT count(*) FROM once.inbox WHERE poison") == "0", "database: the message is no longer poison")
@@ -320,6 +471,7 @@ try:
     shot("key")
     driver.find_element(By.ID, "release-" + stuck_owner).click()
     wait.until(EC.presence_of_element_located((By.ID, "question")))
+    ok(driver.current_url.endswith("/keys/confirm"), "a key release is confirmed at /keys/confirm")
     driver.find_element(By.ID, "confirm").click()
     ok(wait.until(EC.presence_of_element_located((By.ID, "flash"))).text == "Release: done.", "key release reported")
     ok(psql("SELECT count(*) FROM once.keys WHERE key = 'idem-stuck-1'") == "0", "database: the key is released")
@@ -348,7 +500,8 @@ try:
        "database: the release is in once.console_actions, with the owner")
 
     # --- overview: send and ack rates (the console samples every second in this test)
-    psql("SELECT count(*) FROM (SELECT once.send('rates.test', '{}') FROM generate_series(1, 50)) s")
+    # rows of the table (the rate is once.outbox's inserts): the table transport for this session
+    psql("SET once.transport = 'table'; SELECT count(*) FROM (SELECT once.send('rates.test', '{}') FROM generate_series(1, 50)) s")
 
     def sent_max():   # "<now> msg/s now, max <max>" beside the send chart
         texts = driver.find_elements(By.CSS_SELECTOR, "#rates .spark-text")
@@ -364,10 +517,51 @@ try:
     page_is_clean()
     shot("overview_rates")
 
+
+    # --- two databases in one console: a selector, each page and link in its own database
+    driver.get(base + "/")
+    wait.until(EC.presence_of_element_located((By.ID, "databases")))
+    names = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#databases a")]
+    ok(names == ["console", "walonly"], f"the selector lists both databases ({names})")
+    driver.find_element(By.LINK_TEXT, "walonly").click()
+    wait.until(lambda d: d.current_url.endswith("/db/walonly/"))
+    empty = wait.until(EC.presence_of_element_located((By.ID, "outbox-empty"))).text
+    ok(psql("SELECT count(*) FROM once.outbox", "walonly") == "0" and
+       psql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'walonly_slot' AND NOT active", "walonly") == "1",
+       "database: walonly's outbox table is empty, its slot not streamed")
+    ok("The outbox is empty" not in empty and empty.startswith("The outbox table is empty.") and
+       "replication slot walonly_slot" in empty, f"its overview says where the 150 messages wait ({empty})")
+    ok("walonly" in driver.find_element(By.CSS_SELECTOR, "#databases a.on").text, "the selector marks the database shown")
+    local = [e.get_attribute("href") for e in driver.find_elements(By.CSS_SELECTOR, "a[href]")
+             if e.get_attribute("href").startswith(base)] + \
+            [e.get_attribute("action") for e in driver.find_elements(By.CSS_SELECTOR, "form[action]")]
+    stray = [u for u in local if not (u.startswith(base + "/db/") or u.endswith("/logout"))]
+    ok(local and not stray, f"every link and form of its page stays in a database ({stray})")
+    shot("overview_walonly")
+    open_nav("WAL", "wal-slots")
+    ok(driver.current_url.endswith("/db/walonly/wal"), "its WAL page is under /db/walonly/")
+    slots = [r.get_attribute("data-slot") for r in driver.find_elements(By.CSS_SELECTOR, "#wal-slots tr[data-slot]")]
+    ok(slots == [psql("SELECT string_agg(slot_name, ' ') FROM pg_replication_slots WHERE database = 'walonly'")],
+       f"it lists walonly's slot only ({slots})")
+    open_nav("Dead letters", "dead")
+    ok(driver.current_url.endswith("/db/walonly/dead") and
+       len(driver.find_elements(By.CSS_SELECTOR, "#dead input[type=checkbox]")) == 0 ==
+       int(psql("SELECT count(*) FROM once.outbox WHERE dead_at IS NOT NULL", "walonly")), "its dead letters: none")
+    driver.find_element(By.LINK_TEXT, "console").click()
+    wait.until(lambda d: d.current_url.endswith("/db/console/"))
+    open_nav("Dead letters", "dead")
+    n = len(driver.find_elements(By.CSS_SELECTOR, "#dead input[type=checkbox]"))
+    ok(n == int(psql("SELECT count(*) FROM once.outbox WHERE dead_at IS NOT NULL")) and n > 0,
+       f"back in the first database: its {n} dead letters")
+    driver.get(base + "/db/nosuch/")
+    ok("no such database" in driver.page_source, "an unknown database is not found")
+    driver.get(base + "/")
+    wait.until(EC.presence_of_element_located((By.ID, "topics")))
     # --- actions
     open_nav("Actions", "actions")
     text = driver.find_element(By.ID, "actions").text
-    ok(all(a in text for a in ("saga_retry", "redrive", "discard", "inbox_retry", "key_release")),
+    ok(all(a in text for a in ("saga_retry", "redrive", "discard", "inbox_retry", "key_release", "redrive_matching",
+                               "discard_matching")),
        "the actions page lists every action")
     shot("actions")
     driver.find_element(By.ID, "logout").click()

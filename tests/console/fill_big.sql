@@ -1,6 +1,7 @@
 -- A big pg_once database for measuring once-console's pages (tests/console/measure.sh):
--- 100k dead letters (each the head of its own key), a 1M-message backlog on four topics
--- and 100k sagas (5k of them failed), plus the commands those sagas sent.
+-- 100k dead letters (each the head of its own key), a 1M-message backlog on four topics (10k
+-- of it retrying after a failed attempt) and 100k sagas (5k of them failed), plus the commands
+-- those sagas sent.
 \set ON_ERROR_STOP on
 CREATE EXTENSION pg_once;
 SET client_min_messages = warning;
@@ -23,6 +24,10 @@ SELECT sum(n) AS backlog FROM (
     SELECT (SELECT count(*) FROM once.send_many((ARRAY['orders.placed', 'mail.send', 'stock.reserve', 'audit.log'])[c % 4 + 1],
                 ARRAY(SELECT jsonb_build_object('n', c * 10000 + g) FROM generate_series(1, 10000) g))) AS n
       FROM generate_series(0, 99) c) s;
+
+-- 10k of them wait for a retry after a failed attempt (the retrying page).
+SELECT count(once.nack('filler', m.id, 'HTTP 503 from mail.example: try again later'))
+  FROM once.claim('filler', 10000, '1 hour', ARRAY['mail.send']) m;
 
 SELECT once.saga_define('cafe_order', $${"steps": [
   {"name": "reserve_stock", "action": {"topic": "stock.reserve"}, "compensation": {"topic": "stock.release"}, "timeout": "1 hour"},

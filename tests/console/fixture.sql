@@ -18,6 +18,11 @@ SELECT once.send('payment.capture', '{"order": 7, "amount": 900, "retry": true}'
 SELECT count(once.dead('test-relay', m.id, 'HTTP 502 from payments.example: card processor unreachable (attempt ' || m.attempt || ')'))
   FROM once.claim('test-relay', 100, '1 minute', ARRAY['payment.capture']) m;
 
+-- Retrying: 55 sms.send messages the sink failed once (more than a page of the retrying list).
+SELECT count(once.send('sms.send', jsonb_build_object('to', '+4470000' || g))) FROM generate_series(1, 55) g;
+SELECT count(once.nack('test-relay', m.id, 'SMS gateway answered 503 (attempt ' || m.attempt || ')'))
+  FROM once.claim('test-relay', 100, '1 minute', ARRAY['sms.send']) m;
+
 -- Sagas (replies by hand: once.saga_reply).
 SELECT once.saga_define('cafe_order', $${"steps": [
   {"name": "reserve_stock", "action": {"topic": "stock.reserve"},

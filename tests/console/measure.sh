@@ -48,8 +48,12 @@ token=$(curl -sf -c "$T/jar" "$url/login" | grep -o 'name=csrf value="[0-9a-f]*"
 curl -sf -b "$T/jar" -c "$T/jar" -o /dev/null --data "csrf=$token&user=admin&secret=$secret" "$url/login"
 dead=$(psql -X -At -c "SELECT id FROM once.outbox WHERE dead_at IS NOT NULL LIMIT 1")
 before=$(curl -sf -b "$T/jar" "$url/dead" | grep -o 'id=older href="[^"]*"' | cut -d'"' -f2 | sed 's/&amp;/\&/g')
+retrying_next=$(curl -sf -b "$T/jar" "$url/retrying" | grep -o 'id=more href="[^"]*"' | cut -d'"' -f2 | sed 's/&amp;/\&/g')
+retrying_id=$(psql -X -At -c "SELECT id FROM once.outbox WHERE attempt > 0 AND dead_at IS NULL LIMIT 1")
 pages=("/" "/dead" "$before" "/dead?error=unreachable&topic=payment.capture" "/dead?key=pay-77777" "/dead/$dead"
-       "/blocked" "/sagas" "/sagas?status=failed" "/sagas?name=cafe_order&status=running" "/sagas?q=n%3D77" "/saga?name=cafe_order&id=order-21" "/inbox" "/keys?scope=x&key=y" "/actions")
+       "/blocked" "/sagas" "/sagas?status=failed" "/sagas?name=cafe_order&status=running" "/sagas?q=n%3D77" "/saga?name=cafe_order&id=order-21" "/inbox" "/keys?scope=x&key=y" "/actions"
+       "/retrying" "$retrying_next" "/wal" "/find?id=$dead" "/find?id=$retrying_id" "/find?id=msg-nowhere"
+       "/dead/bulk?topic=payment.capture&key_prefix=pay-7777&count=1" "/dead/bulk?error=unreachable&until=2030-01-01")
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 printf '%-48s %8s %10s %8s\n' page "min ms" "median ms" "max ms"
 for p in "${pages[@]}"; do

@@ -32,11 +32,28 @@ trap cleanup EXIT
 say() { echo "[$(date +%T)] $*"; }
 fail() { echo "FAIL: $*" >&2; echo "--- console log (tail)" >&2; tail -20 "$T/console.log" >&2 || true; exit 1; }
 
-once_cluster_start
+# wal_level = logical: the WAL transport's page reads a slot of this database.
+once_cluster_start wal_level=logical
 psql -X -q -d postgres -c "CREATE DATABASE console"
 export PGDATABASE=console
 psql -X -q -v ON_ERROR_STOP=1 -f "$ONCE_SOURCE_DIR/tests/console/fixture.sql" >"$T/fixture.log" 2>&1 ||
     { cat "$T/fixture.log"; fail "fixture"; }
+# The WAL transport: a slot no relay streams yet, once.transport = 'wal' for the database (so
+# for the console's sessions too), and 150 messages that wait in the slot, not in the table.
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE PUBLICATION console_pub" \
+     -c "SELECT pg_create_logical_replication_slot('console_wal', 'pgoutput')" \
+     -c "ALTER DATABASE console SET once.transport = 'wal'" >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -c "SELECT count(once.send('wal.backlog', jsonb_build_object('n', g))) FROM generate_series(1, 150) g" >/dev/null
+[ "$(psql -X -At -c "SELECT count(*) FROM once.outbox WHERE topic = 'wal.backlog'")" = 0 ] ||
+    fail "with once.transport = 'wal' the messages became rows"
+# A second database for the same console: no row in its outbox, once.transport = 'wal' and 150
+# messages waiting in its own slot (the case where the overview used to say "The outbox is
+# empty").
+psql -X -q -d postgres -c "CREATE DATABASE walonly"
+psql -X -q -v ON_ERROR_STOP=1 -d walonly -c "CREATE EXTENSION pg_once" -c "CREATE PUBLICATION walonly_pub" \
+     -c "SELECT pg_create_logical_replication_slot('walonly_slot', 'pgoutput')" \
+     -c "ALTER DATABASE walonly SET once.transport = 'wal'" >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -d walonly -c "SELECT count(once.send('wal.only', jsonb_build_object('n', g))) FROM generate_series(1, 150) g" >/dev/null
 # The console's database login: once_console_admin only, nothing else.
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE ROLE console_login LOGIN; GRANT once_console_admin TO console_login"
 
@@ -61,6 +78,7 @@ chmod 600 "$T/users"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat >"$T/console.conf" <<CONF
 db = host=$PGHOST port=$PGPORT user=console_login dbname=console
+database = walonly host=$PGHOST port=$PGPORT user=console_login dbname=walonly
 listen = 127.0.0.1:$PORT
 credentials = $T/users
 log-level = debug

@@ -65,7 +65,7 @@ SELECT results_eq($$SELECT relay, state, round(age_seconds)::integer, alive FROM
 SELECT throws_ok($$SELECT once.relay_heartbeat('r9', 'h', 1, 'table', 's', 'relaying', 0, now(), '0.3.0', interval '10 seconds')$$,
                  '42501', NULL, 'the console''s viewer cannot beat');
 SELECT lives_ok($$SELECT * FROM once.console_wal_slots()$$, 'the console''s viewer reads the slots');
-SELECT lives_ok($$SELECT * FROM once.console_retrying()$$, 'and the retrying messages');
+SELECT lives_ok($$SELECT * FROM once.console_retrying_counts()$$, 'and the retrying messages per topic');
 SET ROLE hb_producer;
 SELECT throws_ok($$SELECT * FROM once.console_relay_heartbeats()$$, '42501', NULL, 'a producer cannot read the heartbeats');
 RESET ROLE;

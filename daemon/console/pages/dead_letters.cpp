@@ -35,7 +35,9 @@ std::string render_dead_letter_list(const DeadLetterListModel& m) {
     b << "<form class=filters method=get action=\"/dead\">Topic <input name=topic id=f-topic value=\"" << esc(f.topic)
       << "\"> Key <input name=key id=f-key value=\"" << esc(f.key) << "\"> Error contains <input name=error id=f-error value=\""
       << esc(f.error) << "\"> Dead before <input name=until id=f-until placeholder=\"2026-11-26 04:00\" size=16 value=\""
-      << esc(f.until) << "\"> <button type=submit id=filter>Filter</button> <a href=\"/dead\">clear</a></form><br>";
+      << esc(f.until) << "\"> <button type=submit id=filter>Filter</button> <a href=\"/dead\">clear</a> · <a id=by-filter "
+         "href=\"/dead/bulk?topic=" << relay::percent_encode(f.topic) << "&amp;key_prefix=" << relay::percent_encode(f.key) << "&amp;error="
+      << relay::percent_encode(f.error) << "&amp;until=" << relay::percent_encode(f.until) << "\">Redrive or discard all that match…</a></form><br>";
     b << "<form method=post action=\"/dead/confirm\" id=dead-form><input type=hidden name=csrf value=\"" << m.csrf
       << "\"><table id=dead><tr><th></th><th>id</th><th>topic</th><th>key</th><th>attempts</th><th>dead since</th><th>last error</th></tr>";
     for (auto& r : m.rows) {

@@ -34,7 +34,7 @@ std::string render_inbox(const InboxModel& m) {
         b << "<tr class=attn><td>" << esc(r.source) << "</td><td>" << esc(r.message_id) << "</td><td>" << esc(r.topic)
           << "</td><td class=num>" << r.attempts << "</td><td>" << ts(r.first_failed_at) << "</td><td>"
           << ts(r.last_failed_at) << "</td><td>" << esc(r.last_error)
-          << "</td><td><form method=post action=\"/other/confirm\"><input type=hidden name=csrf value=\"" << m.csrf
+          << "</td><td><form method=post action=\"/inbox/confirm\"><input type=hidden name=csrf value=\"" << m.csrf
           << "\"><input type=hidden name=op value=inbox_retry><input type=hidden name=a value=\"" << esc(r.source)
           << "\"><input type=hidden name=b value=\"" << esc(r.message_id)
           << "\"><button type=submit>Retry…</button></form></td></tr>";

@@ -60,7 +60,7 @@ std::string render_keys(const KeysModel& m) {
           << "</dd><dt>created</dt><dd>" << ts(k.created_at) << "</dd><dt>expires</dt><dd>" << ts(k.expires_at)
           << "</dd></dl>";
         if (k.state == "in_progress" && !k.expired)
-            b << "<form method=post action=\"/other/confirm\"><input type=hidden name=csrf value=\"" << m.csrf
+            b << "<form method=post action=\"/keys/confirm\"><input type=hidden name=csrf value=\"" << m.csrf
               << "\"><input type=hidden name=op value=key_release><input type=hidden name=a value=\"" << esc(m.scope)
               << "\"><input type=hidden name=b value=\"" << esc(m.key) << "\"><input type=hidden name=owner value=\""
               << esc(k.owner_id) << "\"><button type=submit class=danger id=\"release-" << esc(k.owner_id)

@@ -1,6 +1,7 @@
 #include "pages/layout.hpp"
 
 #include "html.hpp"
+#include "percent_encoding.hpp"
 
 #include <cstdio>
 #include <utility>
@@ -9,9 +10,9 @@ namespace once::console {
 
 const char* const kStyle = R"(
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
-header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;align-items:center;gap:18px}
-header a{color:#cfd6e4;text-decoration:none}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #ffd24d}
-header .who{margin-left:auto;color:#cfd6e4}header form{display:inline}
+header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;flex-wrap:wrap;align-items:center;gap:8px 18px}
+header a{color:#cfd6e4;text-decoration:none;white-space:nowrap}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #ffd24d}
+header .who{margin-left:auto;color:#cfd6e4}header .dbs{color:#cfd6e4;border-right:1px solid #4a5468;padding-right:14px}header form{display:inline}
 main{padding:16px;max-width:1300px}h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:20px 0 8px}
 table{border-collapse:collapse;background:#fff;width:100%;margin-bottom:8px}
 th,td{border-bottom:1px solid #e3e6eb;padding:5px 8px;text-align:left;vertical-align:top}
@@ -32,19 +33,52 @@ dt{color:#4a5468}dd{margin:0}.diagram{background:#fff;border:1px solid #e3e6eb;p
 footer{color:#8a94a6;font-size:12px;padding:8px 16px}.muted{color:#8a94a6}
 )";
 
+RefreshState refresh_state(const std::string& path, const std::map<std::string, std::vector<std::string>>& query) {
+    RefreshState r;
+    r.offered = true;
+    std::string rest;   // the query without refresh, in a stable order
+    bool paused = false;
+    for (auto& [k, values] : query) {
+        if (k == "refresh") {
+            for (auto& v : values) paused = paused || v == "off";
+            continue;
+        }
+        for (auto& v : values) rest += (rest.empty() ? "" : "&") + relay::percent_encode(k) + "=" + relay::percent_encode(v);
+    }
+    r.on = !paused;
+    std::string base = path + (rest.empty() ? "" : "?" + rest);
+    r.toggle_href = paused ? base : base + (rest.empty() ? "?" : "&") + "refresh=off";
+    return r;
+}
+
 std::string render_layout(const LayoutModel& m, const std::string& body) {
     std::string nav;
     const std::pair<const char*, const char*> items[] = {{"/", "Overview"}, {"/dead", "Dead letters"},
                                                          {"/blocked", "Blocked keys"}, {"/relays", "Relays"}, {"/sagas", "Sagas"},
+                                                         {"/retrying", "Retrying"}, {"/wal", "WAL"},
                                                          {"/inbox", "Inbox"}, {"/keys", "Keys"},
-                                                         {"/actions", "Actions"}};
+                                                         {"/find", "Find"}, {"/actions", "Actions"}};
     for (auto& [href, label] : items)
         nav += std::string("<a href=\"") + href + "\"" + (m.active == href ? " class=on" : "") + ">" + label + "</a>";
     char timing[96];
     std::snprintf(timing, sizeof timing, "%.1f ms (database %.1f ms)", m.total_ms, m.db_ms);
-    return "<!doctype html><html lang=en><head><meta charset=utf-8><title>" + esc(m.title) +
+    // Several databases: a selector (the current one marked); the prefix of each link of the page
+    // is the server's (prefix_links), these already have theirs.
+    std::string selector;
+    if (m.databases.size() > 1) {
+        selector = "<span class=dbs id=databases>database:";
+        for (auto& d : m.databases)
+            selector += " <a href=\"/db/" + esc(d) + "/\"" + (d == m.database ? " class=on" : "") + ">" + esc(d) + "</a>";
+        selector += "</span>";
+    }
+    std::string refresh_meta, refresh_toggle;
+    if (m.refresh.on) refresh_meta = "<meta http-equiv=refresh content=\"" + std::to_string(kRefreshSeconds) + "\">";
+    if (m.refresh.offered)
+        refresh_toggle = std::string("<a id=refresh-toggle href=\"") + esc(m.refresh.toggle_href) + "\">" +
+                         (m.refresh.on ? "Pause auto-refresh" : "Resume auto-refresh") + "</a>";
+    return "<!doctype html><html lang=en><head><meta charset=utf-8>" + refresh_meta + "<title>" + esc(m.title) +
            " · once-console</title><style>" + kStyle + "</style></head><body><header><strong>once-console</strong>" +
-           nav + "<span class=who>" + esc(m.user) + " (" + m.role +
+           selector + nav + refresh_toggle + "<span class=who>" + esc(m.user) + " (" + m.role +
            ")</span><form method=post action=\"/logout\"><input type=hidden name=csrf value=\"" + m.csrf +
            "\"><button type=submit id=logout>Log out</button></form></header><main>" +
            (m.flash.empty() ? "" : "<div class=flash id=flash>" + esc(m.flash) + "</div>") + "<h1>" + esc(m.title) + "</h1>" +

@@ -31,8 +31,9 @@ OverviewModel load_overview(Tx& tx) {
                             relays.is_null(i, "idle") ? 0 : std::stod(relays(i, "idle"))});
     for (int i = 0; i < counts.size(); ++i) m.saga_counts[counts.get(i, 0)] = counts.get(i, 1);
     m.beats = load_relays(tx).rows;
-    auto slots = tx.query("SELECT slot FROM once.console_wal_slots() WHERE NOT active");
-    for (int i = 0; i < slots.size(); ++i) m.idle_slots.push_back(slots.get(i, 0));
+    m.wal = load_wal(tx);
+    for (const WalSlotRow& s : m.wal.slots)
+        if (!s.active) m.idle_slots.push_back(s.slot);
     return m;
 }
 
@@ -71,6 +72,10 @@ Attention overview_attention(const OverviewModel& m) {
     auto failed = m.saga_counts.find("failed");
     a.failed_sagas = failed != m.saga_counts.end() && !failed->second.empty() && failed->second != "0";
     if (a.failed_sagas) ++a.rows;
+    for (auto& s : m.wal.slots) {
+        a.wal_slot_reasons.push_back(wal_slot_attention(s));
+        if (!a.wal_slot_reasons.back().empty()) ++a.rows;
+    }
     return a;
 }
 
@@ -92,10 +97,14 @@ std::string render_overview(const OverviewModel& m, const Attention& a) {
           << count_cell(t.blocked) << count_cell(t.dead) << "<td>" << (t.age ? age_text(*t.age) : "") << "</td><td>"
           << esc(why) << "</td></tr>";
     }
-    if (m.topics.empty()) b << "<tr><td colspan=8 class=muted>The outbox is empty.</td></tr>";
+    if (m.topics.empty()) b << "<tr><td colspan=8 class=muted id=outbox-empty>" << esc(empty_outbox_text(m.wal)) << "</td></tr>";
     b << "</table><p class=muted>Counts stop at " << kCap << " per topic and kind (shown as " << kCap
       << "+), so this page costs the same with a million messages waiting. Ready, delayed and in flight are counted "
          "over the first " << kCap << " pending messages in claim order.</p>";
+    // With the WAL transport most messages are no rows: their backlog is the slots'.
+    if (m.wal.transport == "wal" && !m.topics.empty()) b << "<p id=wal-note>" << esc(wal_backlog_note(m.wal)) << "</p>";
+    if (m.wal.transport == "wal" || !m.wal.slots.empty())
+        b << "<h2><a href=\"/wal\">WAL transport</a></h2>" << render_wal_slots_table(m.wal);
     b << "<h2>Relays connected</h2><table id=relays><tr><th>relay</th><th>connections</th><th>from</th>"
          "<th>connected since</th><th>last activity</th></tr>";
     for (size_t i = 0; i < m.relays.size(); ++i) {

@@ -1,9 +1,10 @@
-// The overview page: rates, the outbox per topic, connected relays, the relays' heartbeats and
-// saga counts, with the rows that need attention marked.
+// The overview page: rates, the outbox per topic, the WAL transport's slots, connected relays,
+// the relays' heartbeats and saga counts, with the rows that need attention marked.
 #pragma once
 
 #include "db.hpp"
 #include "pages/relays.hpp"
+#include "pages/wal_slots.hpp"
 #include "rates.hpp"
 
 #include <cstddef>
@@ -33,6 +34,7 @@ struct OverviewModel {
     std::map<std::string, std::string> saga_counts;   // status -> count as text
     std::vector<RelayBeatRow> beats;      // once.console_relay_heartbeats
     std::vector<std::string> idle_slots;  // logical slots nobody streams (the WAL transport's messages wait there)
+    WalModel wal;   // once.transport and the logical slots: where the WAL transport's backlog waits
 };
 
 // What needs attention, row by row: the overview's rules.
@@ -44,6 +46,7 @@ struct Attention {
                                               // no relay is alive while messages wait (either row below)
     bool no_relay_alive_while_waiting = false;   // no relay alive while messages are ready or a slot is not streamed
     bool failed_sagas = false;
+    std::vector<std::string> wal_slot_reasons;   // per slot: "" or why (wal_slot_attention)
     int rows = 0;                             // rows marked
 };
 

@@ -33,7 +33,7 @@ std::string render_row_action_confirm(const RowActionConfirmModel& m) {
         b << "<p id=question>Release key <code>" << esc(m.b) << "</code> in scope <code>" << esc(m.a) << "</code> of owner <code>"
           << esc(m.owner_name) << "</code>? Its holder loses it; that owner's next call with the key runs the command again. "
              "Other roles' rows of the key stay.</p>";
-    b << "<form method=post action=\"/other/act\"><input type=hidden name=csrf value=\"" << m.csrf
+    b << "<form method=post action=\"" << row_action_home(m.op) << "/act\"><input type=hidden name=csrf value=\"" << m.csrf
       << "\"><input type=hidden name=op value=\"" << m.op << "\"><input type=hidden name=a value=\"" << esc(m.a)
       << "\"><input type=hidden name=b value=\"" << esc(m.b) << "\">"
       << (m.op == "key_release" ? "<input type=hidden name=owner value=\"" + esc(m.owner) + "\">" : "")

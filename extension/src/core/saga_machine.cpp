@@ -375,7 +375,7 @@ private:
                     if (s.waiting == Waiting::retry) return ignore(ReplyResult::duplicate, name, desc);
                     if (s.attempts >= step(i).compensation->max_attempts) {
                         fail("compensation of " + name + " kept failing (" + std::to_string(s.attempts) +
-                             " attempts); last: " + e_.reason);
+                             (s.attempts == 1 ? " attempt" : " attempts") + "); last: " + e_.reason);
                         record(name, desc, st().reason);
                         return;
                     }

@@ -74,6 +74,33 @@ TEST(DbMetrics, AFailedReadIsUpZeroAndNothingElse) {
     EXPECT_EQ(m.find("once_db_outbox_dead{"), std::string::npos);
 }
 
+TEST(DbMetrics, SeveralDatabasesShareEachFamilysHeaderAndKeepTheirOwnTopics) {
+    DbView shop, billing, down;
+    shop.up = billing.up = true;
+    shop.database = "shop";
+    billing.database = "billing";
+    down.database = "gone";
+    TopicState t;
+    t.topic = "orders";
+    t.dead = 2;
+    shop.topics = {t};
+    std::vector<std::set<std::string>> seen(3);
+    std::string m = render_db_metrics({shop, billing, down}, seen);
+    size_t first = m.find("# TYPE once_db_up gauge\n");
+    ASSERT_NE(first, std::string::npos);
+    EXPECT_EQ(m.find("# TYPE once_db_up gauge\n", first + 1), std::string::npos) << m;
+    EXPECT_TRUE(has(m, "once_db_up{database=\"shop\"} 1"));
+    EXPECT_TRUE(has(m, "once_db_up{database=\"billing\"} 1"));
+    EXPECT_TRUE(has(m, "once_db_up{database=\"gone\"} 0"));
+    EXPECT_TRUE(has(m, "once_db_outbox_dead{database=\"shop\",topic=\"orders\"} 2"));
+    EXPECT_EQ(m.find("once_db_outbox_dead{database=\"billing\""), std::string::npos) << m;
+    EXPECT_EQ(seen[0], std::set<std::string>{"orders"});
+    EXPECT_TRUE(seen[1].empty());
+    // Each family's samples follow its own header: the shop's and the billing's up lines are
+    // under the one TYPE line, before the next family's.
+    EXPECT_LT(m.find("once_db_up{database=\"billing\"}"), m.find("# TYPE once_db_metrics_read_seconds"));
+}
+
 TEST(DbMetrics, MetricsListenIsOffByDefaultAndChecked) {
     const char* plain[] = {"once-console", "--db", "x", "--credentials", "u"};
     EXPECT_EQ(parse_options(5, plain).metrics_listen, "");

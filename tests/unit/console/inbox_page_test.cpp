@@ -29,3 +29,12 @@ TEST(InboxPage, MarksASubscriptionWhoseHandlerWasDropped) {
     EXPECT_TRUE(contains(html, "<tr class=attn><td>orders.*</td><td>public.gone <b class=handler-gone>"));
     EXPECT_TRUE(contains(html, "<tr><td>users.*</td><td>public.here</td>"));
 }
+
+// The inbox's retry is confirmed and done under the inbox's own URLs.
+TEST(InboxPage, TheRetryPostsToTheInboxConfirmation) {
+    InboxModel m;
+    m.poison.push_back({"src", "m1", "t", "5", "", "", "err"});
+    std::string html = render_inbox(m);
+    EXPECT_TRUE(contains(html, "action=\"/inbox/confirm\""));
+    EXPECT_FALSE(contains(html, "/other/"));
+}

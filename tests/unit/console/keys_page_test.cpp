@@ -82,3 +82,11 @@ TEST(RowActionConfirmPage, AsksEscapedAndWarnsAViewer) {
     EXPECT_FALSE(contains(html, "name=owner"));
     EXPECT_TRUE(contains(html, "<a href=\"/inbox\" id=cancel>"));
 }
+
+TEST(RowActionConfirmPage, EachActionPostsToItsPagesUrl) {
+    RowActionConfirmModel inbox{"inbox_retry", "src", "m1", "", "", true, "tok"};
+    EXPECT_TRUE(contains(render_row_action_confirm(inbox), "action=\"/inbox/act\""));
+    RowActionConfirmModel key{"key_release", "POST /x", "k", "10", "shop", true, "tok"};
+    EXPECT_TRUE(contains(render_row_action_confirm(key), "action=\"/keys/act\""));
+    EXPECT_FALSE(contains(render_row_action_confirm(key), "/other/"));
+}

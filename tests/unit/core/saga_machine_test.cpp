@@ -194,6 +194,20 @@ TEST(SagaMachine, LateReplyForTimedOutStepWhoseCompensationWasSent) {
     EXPECT_EQ(g.s.status, Status::compensated);
 }
 
+// The reason counts attempts in words that read right for one.
+TEST(SagaMachine, ACompensationAllowedOneAttemptFailsSayingOneAttempt) {
+    Saga g;
+    g.d = parse_definition("cafe", R"({"steps": [
+      {"name": "reserve_stock", "action": {"topic": "stock.reserve"}, "compensation": {"topic": "stock.release", "max_attempts": 1}, "timeout": "30 seconds"},
+      {"name": "capture_payment", "action": {"topic": "payment.capture"}, "compensation": {"topic": "payment.refund"}, "timeout": "30 seconds", "kind": "pivot"}]})");
+    g.start();
+    g.reply("reserve_stock", Outcome::succeeded);
+    g.reply("capture_payment", Outcome::failed);
+    g.reply("reserve_stock", Outcome::compensation_failed, "stock service timeout");
+    EXPECT_EQ(g.s.status, Status::failed);
+    EXPECT_NE(g.s.reason.find("kept failing (1 attempt); last: stock service timeout"), std::string::npos) << g.s.reason;
+}
+
 TEST(SagaMachine, CompensationKeepsFailingThenRetryByHand) {
     Saga g;
     g.start();
@@ -208,7 +222,7 @@ TEST(SagaMachine, CompensationKeepsFailingThenRetryByHand) {
     g.reply("reserve_stock", Outcome::compensation_failed, "db down");
     EXPECT_EQ(g.s.status, Status::failed);
     EXPECT_EQ(g.s.deadline_ms, 0);
-    EXPECT_NE(g.s.reason.find("kept failing"), std::string::npos);
+    EXPECT_NE(g.s.reason.find("kept failing (3 attempts); last: db down"), std::string::npos);
     size_t sent = g.sent.size();
     g.tick();  // a failed saga is not driven by the clock: it waits for a person
     EXPECT_EQ(g.s.status, Status::failed);
