@@ -40,6 +40,9 @@ struct ListenerHandlers {
     void* access_cls = nullptr;
     MHD_RequestCompletedCallback completed = nullptr;   // optional
     void* completed_cls = nullptr;
+    // The access handler suspends connections while another thread works out their answer
+    // (MHD_suspend_connection / MHD_resume_connection).
+    bool suspends = false;
 };
 
 // The numeric address of the connection's client ("127.0.0.1", "::1"), or "" if unknown.
