@@ -197,7 +197,10 @@ expect 401 --id cred_old --path /webhooks/invoice.paid
 stop_relay cred
 never_ran rot_wrong; never_ran cred_old
 
-say "no secret: refused at start; secrets never logged"
+say "--check-config; no secret: refused at start; secrets never logged"
+out=$(as_relay_user "$RELAY_BIN" --db "$DST_DB" --listen-webhooks "127.0.0.1:$(free_port)" --webhooks-secret-file "$T/old" --check-config 2>&1) ||
+    fail "--check-config: $out"
+grep -q "configuration OK (inbox database .*1 secret(s))" <<<"$out" || fail "--check-config: $out"
 out=$(as_relay_user "$RELAY_BIN" --db "$DST_DB" --listen-webhooks "127.0.0.1:$(free_port)" 2>&1) && fail "started without a secret"
 grep -q "needs the senders' secret" <<<"$out" || fail "no-secret message: $out"
 for s in old new wrong; do
