@@ -11,6 +11,7 @@
 # - a message that failed max_attempts times: 422 (poison), the handler not run again;
 # - a body over --webhooks-max-body: 413; no topic: 400; a topic from the body's "type";
 # - more requests than --webhooks-concurrency: 503 with Retry-After while one is delivered;
+# - a handler slower than --sink-timeout, a topic without a handler: 503, then 200 once fixed;
 # - CloudEvents in binary and structured mode: id, type, data and attributes reach the handler;
 # - the secrets never appear in the log; SIGTERM exits 0.
 set -euo pipefail
@@ -182,6 +183,24 @@ wait "$SLOW"
 [ "$(jq -r .status "$T/slow.json")" = 200 ] || fail "the slow request: $(cat "$T/slow.json")"
 expect 200 --id fast_1 --path /webhooks/invoice.paid
 stop_relay busy
+
+say "a handler slower than --sink-timeout, and no handler subscribed: 503, nothing recorded but the failure"
+start_receiver slow --webhooks-secret-file "$T/old" --sink-timeout 1s
+psql_dst -c "SELECT pg_advisory_lock(4242), pg_sleep(120)" >/dev/null 2>&1 &
+BG_PIDS+=($!)
+once_wait_for "advisory lock held" 20 lock_held || fail "lock holder"
+expect 503 --id slow_2 --path /webhooks/slow.op
+[ "$(effects slow_2)" = 0 ] || fail "slow_2 took effect"
+relay_log_has slow "slow_2.*statement timeout" || fail "no statement timeout in the log: $(cat "$T/relay-slow.log")"
+psql_dst -c "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND granted" >/dev/null
+psql_dst -c "SELECT once.unsubscribe('>')" >/dev/null
+expect 503 --id nosub_1 --path /webhooks/invoice.paid
+never_ran nosub_1
+relay_log_has slow 'nosub_1.*no handler subscribed' || fail "no_handler not in the log"
+psql_dst -c "SELECT once.subscribe('>', 'public.on_webhook(once.inbound)'::regprocedure)" >/dev/null
+expect 200 --id nosub_1 --path /webhooks/invoice.paid
+[ "$(effects nosub_1)" = 1 ] || fail "nosub_1 after the subscription"
+stop_relay slow
 
 say "rotation: the old secret from a file, the new one from the systemd credential"
 CREDENTIALS_DIRECTORY="$T/creds" start_receiver rot --webhooks-secret-file "$T/old" --webhooks-secret-file "$T/creds/inbound-webhook-secret"
