@@ -249,16 +249,24 @@ void WebhookReceiver::worker() {
         }
         outs.clear();
     };
+    // Requests that arrive while a transaction is in flight wait for it and then go together,
+    // as one transaction (up to the sink's group size): one commit, one WAL flush for all of
+    // them. Handing each to the sink at once pipelined one transaction per request, so with
+    // durable commits the receiver ran at the disk's flush rate whatever the concurrency
+    // (tests/bench/webhook_inbound.sh: 245 requests/s from 8 clients against 2982 through SQL).
+    std::vector<std::unique_ptr<Queued>> held;
     for (;;) {
         std::vector<std::unique_ptr<Queued>> batch;
         bool stopping;
         std::chrono::steady_clock::time_point drain_until;
         {
             std::lock_guard<std::mutex> lock(mu_);
-            batch.swap(queue_);
+            for (auto& q : queue_) held.push_back(std::move(q));
+            queue_.clear();
             stopping = stopping_;
             drain_until = drain_until_;
         }
+        if (sink_->in_flight() == 0) batch.swap(held);
         bool ready = batch.empty() || sink_->ready();
         for (auto& q : batch) {
             if (!ready) {
@@ -276,10 +284,12 @@ void WebhookReceiver::worker() {
             waiting.emplace(token, std::make_pair(q->request, q->message.id));
             sink_->submit(token, m);
         }
-        if (stopping && waiting.empty()) break;
+        if (stopping && waiting.empty() && held.empty()) break;
         if (stopping && std::chrono::steady_clock::now() >= drain_until) {
             sink_->abandon(outcomes);
             settle(outcomes);
+            for (auto& q : held) finish(q->request, refusal(503, "shutting down", 1));
+            held.clear();
             for (auto& [token, w] : waiting) finish(w.first, refusal(503, "shutting down", 1));
             waiting.clear();
             break;
