@@ -13,7 +13,8 @@
 # - more requests than --webhooks-concurrency: 503 with Retry-After while one is delivered;
 # - a handler slower than --sink-timeout, a topic without a handler: 503, then 200 once fixed;
 # - CloudEvents in binary and structured mode: id, type, data and attributes reach the handler;
-# - the secrets never appear in the log; SIGTERM exits 0.
+# - refusals are logged at most once a second, with a count; the secrets never appear in the
+#   log; SIGTERM exits 0.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 NODE_DIR="$ONCE_SOURCE_DIR/tests/integration/node"
@@ -103,6 +104,17 @@ expect 401 --id bad_5 --path /webhooks/invoice.paid --omit webhook-signature
 expect 401 --id bad_6 --path /webhooks/invoice.paid --omit webhook-timestamp
 expect 401 --id bad_7 --path /webhooks/invoice.paid --omit webhook-id
 for i in 1 2 3 4 5 6 7; do never_ran "bad_$i"; done
+# anyone can send refused requests: 50 in a burst log a few lines, which count the others
+before=$(grep -c "webhook refused" "$T/relay-hook.log")
+urls=(); for i in $(seq 50); do urls+=("$URL/webhooks/a.b"); done
+curl -s -o /dev/null -X POST -H 'Content-Type: application/json' --data '{}' "${urls[@]}"
+# (one more refusal per poll: the next line is due a second after the last one)
+refused_logged() {
+    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' --data '{}' "$URL/webhooks/a.b"
+    grep -q "more refused since the previous line" "$T/relay-hook.log"
+}
+once_wait_for "the refusals counted" 10 refused_logged || fail "no count of held-back refusals: $(tail -5 "$T/relay-hook.log")"
+[ $(( $(grep -c "webhook refused" "$T/relay-hook.log") - before )) -lt 20 ] || fail "every refusal of a burst logged"
 # within the tolerance, either way
 expect 200 --id ok_skew_1 --path /webhooks/invoice.paid --ts-offset -240
 expect 200 --id ok_skew_2 --path /webhooks/invoice.paid --ts-offset 240

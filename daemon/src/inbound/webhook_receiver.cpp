@@ -196,13 +196,12 @@ MhdResult WebhookReceiver::admit(MHD_Connection* c, const std::shared_ptr<Reques
                                         settings_.tolerance);
     if (check != WebhookCheck::verified) {
         // Neither the signature nor anything derived from a secret is logged.
-        spdlog::info("webhook refused (401, {}): webhook-id \"{}\" from {}", describe(check), log_safe(id.substr(0, 255)),
-                     client_address(c));
+        log_refusal(c, 401, describe(check), id);
         return send_answer(c, refusal(401, describe(check)));
     }
     InboundParse parsed = parse_inbound_request(r->path, headers, r->body);
     if (!parsed.message) {
-        spdlog::info("webhook refused ({}, {}): webhook-id \"{}\"", parsed.status, log_safe(parsed.reason), log_safe(id));
+        log_refusal(c, parsed.status, parsed.reason, id);
         return send_answer(c, refusal(parsed.status, parsed.reason));
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -218,6 +217,14 @@ MhdResult WebhookReceiver::admit(MHD_Connection* c, const std::shared_ptr<Reques
     uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof one);
     return MHD_YES;
+}
+
+void WebhookReceiver::log_refusal(MHD_Connection* c, int status, const std::string& reason, const std::string& id) {
+    uint64_t n = refusals_log_.record(RateLimitedLog::Clock::now());
+    if (n == 0) return;
+    spdlog::info("webhook refused ({}, {}): webhook-id \"{}\" from {}{}", status, log_safe(reason),
+                 log_safe(id.substr(0, 255)), client_address(c),
+                 n > 1 ? " (" + std::to_string(n - 1) + " more refused since the previous line)" : std::string());
 }
 
 void WebhookReceiver::finish(const std::shared_ptr<Request>& r, const InboundAnswer& answer) {

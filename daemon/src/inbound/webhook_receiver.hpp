@@ -16,6 +16,7 @@
 #include "http_listener.hpp"
 #include "inbound/inbound_request.hpp"
 #include "inbound/inbox_answer.hpp"
+#include "rate_limited_log.hpp"
 #include "sinks/webhook_signature.hpp"
 
 #include <atomic>
@@ -73,10 +74,13 @@ private:
                      size_t* upload_data_size, void** con_cls);
     // Verifies and parses a request that has arrived whole; admits it or answers at once.
     MhdResult admit(MHD_Connection* c, const std::shared_ptr<Request>& r);
+    // Anyone can send refused requests as often as they like: at most one line per second.
+    void log_refusal(MHD_Connection* c, int status, const std::string& reason, const std::string& id);
     void worker();
     void finish(const std::shared_ptr<Request>& r, const InboundAnswer& answer);
     WebhookReceiverSettings settings_;
     std::unique_ptr<PostgresSink> sink_;
+    RateLimitedLog refusals_log_{std::chrono::seconds(1)};   // the listener's thread only
     std::mutex mu_;
     std::condition_variable answered_;
     std::vector<std::unique_ptr<Queued>> queue_;   // admitted, not yet given to the sink
