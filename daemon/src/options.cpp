@@ -214,6 +214,9 @@ void validate_webhook_receiver(const Options& o) {
     if (!o.sink.empty())
         throw bad("--listen-webhooks and --sink: a once-relay either receives webhooks into --db's inbox or relays "
                   "its outbox; run two");
+    if (!o.webhook_secret_files.empty())
+        throw bad("--webhook-secret-file signs the http sink's requests; the secrets that --listen-webhooks verifies "
+                  "with are --webhooks-secret-file");
     auto colon = o.listen_webhooks.rfind(':');
     std::string port = colon == std::string::npos ? "" : o.listen_webhooks.substr(colon + 1);
     if (colon == 0 || port.empty() || port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||

@@ -54,6 +54,7 @@ TEST(WebhookReceiverOptions, Refusals) {
         return error_of(a);
     };
     EXPECT_NE(with({"--sink", "stdout:"}).find("--listen-webhooks and --sink"), std::string::npos);
+    EXPECT_NE(with({"--webhook-secret-file", "/s"}).find("--webhooks-secret-file"), std::string::npos);
     EXPECT_NE(with({"--webhooks-secret-file", "whsec_abc"}).find("not the secret itself"), std::string::npos);
     EXPECT_NE(with({"--webhooks-max-body", "0"}).find("--webhooks-max-body"), std::string::npos);
     EXPECT_NE(with({"--webhooks-concurrency", "0"}).find("--webhooks-concurrency"), std::string::npos);
