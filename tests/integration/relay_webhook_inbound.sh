@@ -215,7 +215,7 @@ expect 200 --id nosub_1 --path /webhooks/invoice.paid
 stop_relay slow
 
 say "rotation: the old secret from a file, the new one from the systemd credential"
-CREDENTIALS_DIRECTORY="$T/creds" start_receiver rot --webhooks-secret-file "$T/old" --webhooks-secret-file "$T/creds/inbound-webhook-secret"
+CREDENTIALS_DIRECTORY="$T/creds" start_receiver rot --webhooks-secret-file "$T/old"
 relay_log_has rot "with 2 secret(s)" || fail "two secrets expected: $(cat "$T/relay-rot.log")"
 expect 200 --id rot_old --path /webhooks/invoice.paid
 expect 200 --id rot_new --path /webhooks/invoice.paid --secret-file "$T/new"
@@ -234,6 +234,10 @@ out=$(as_relay_user "$RELAY_BIN" --db "$DST_DB" --listen-webhooks "127.0.0.1:$(f
 grep -q "configuration OK (inbox database .*1 secret(s))" <<<"$out" || fail "--check-config: $out"
 out=$(as_relay_user "$RELAY_BIN" --db "$DST_DB" --listen-webhooks "127.0.0.1:$(free_port)" 2>&1) && fail "started without a secret"
 grep -q "needs the senders' secret" <<<"$out" || fail "no-secret message: $out"
+echo "whsec_dG9vc2hvcnQ=" >"$T/short"; chmod 600 "$T/short"; [ "$(id -u)" = 0 ] && chown postgres: "$T/short"
+out=$(as_relay_user "$RELAY_BIN" --db "$DST_DB" --listen-webhooks "127.0.0.1:$(free_port)" --webhooks-secret-file "$T/short" 2>&1) &&
+    fail "started with a short secret"
+grep -q "too short.*(in $T/short)" <<<"$out" && ! grep -q "dG9vc2hvcnQ" <<<"$out" || fail "short secret: $out"
 for s in old new wrong; do
     key=$(sed 's/^whsec_//' "$T/$s")
     ! grep -qF -- "$key" "$T"/relay-*.log || fail "secret $s in a relay log"

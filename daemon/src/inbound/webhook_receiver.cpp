@@ -324,15 +324,19 @@ int run_webhook_receiver(const Options& o) {
     s.tolerance = std::chrono::duration_cast<std::chrono::seconds>(o.webhooks_tolerance);
     s.statement_timeout = o.sink_timeout;
     s.connect_timeout = o.connect_timeout;
+    // Each --webhooks-secret-file, then the systemd credential, as the http sink's signing keys.
     std::vector<std::string> files = o.webhooks_secret_files;
-    if (files.empty())
-        if (auto cred = credential_path("inbound-webhook-secret")) files.push_back(*cred);
+    if (auto cred = credential_path("inbound-webhook-secret")) files.push_back(*cred);
     if (files.empty())
         throw std::runtime_error("--listen-webhooks needs the senders' secret(s): --webhooks-secret-file FILE "
                                  "or the systemd credential inbound-webhook-secret");
     for (const auto& f : files) {
-        auto keys = parse_webhook_secret_file(read_secret_file(f, "webhook secret"));
-        s.keys.insert(s.keys.end(), keys.begin(), keys.end());
+        try {
+            auto keys = parse_webhook_secret_file(read_secret_file(f, "webhook secret"));
+            s.keys.insert(s.keys.end(), keys.begin(), keys.end());
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(std::string(e.what()) + " (in " + f + ")");
+        }
     }
     size_t nkeys = s.keys.size();
     SignalFd signals;
