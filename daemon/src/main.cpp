@@ -1,7 +1,7 @@
 // once-relay entry point: parse options, refuse root, open the sink, serve metrics, run the loop.
 #include "credentials.hpp"
 #include "daemon_logger.hpp"
-#include "inbound/webhook_receiver.hpp"
+#include "inbound/webhook_mode.hpp"
 #include "log_safe.hpp"
 #include "metrics.hpp"
 #include "metrics_server.hpp"

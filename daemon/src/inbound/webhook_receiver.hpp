@@ -6,10 +6,11 @@
 // request whole, refuses what is too large (413), unsigned or badly signed (401), malformed
 // (400, 404, 415) or beyond the concurrency limit (503 + Retry-After), and suspends the
 // connection of what remains. One worker thread owns the inbox connection (the PostgreSQL
-// sink, sinks/postgres_sink: pipelined once.deliver calls, requests that arrive together
-// share one transaction, a failing handler is retried alone and recorded with
-// once.inbox_failed) and resumes each connection with its answer once its transaction has
-// committed or rolled back (inbound/inbox_answer). No handler runs for a refused request.
+// sink, sinks/postgres_sink: once.deliver calls, those sent together in one transaction, a
+// failing handler retried alone and recorded with once.inbox_failed), keeps one transaction
+// in flight and sends what arrived meanwhile together in the next, and resumes each
+// connection with its answer once its transaction has committed or rolled back
+// (inbound/inbox_answer). No handler runs for a refused request.
 #pragma once
 
 #include "duration.hpp"
@@ -31,7 +32,6 @@
 
 namespace once::relay {
 
-struct Options;
 class PostgresSink;
 
 // A request must arrive whole (headers and body) within this bound of its connection
@@ -92,9 +92,5 @@ private:
     std::thread worker_;
     std::unique_ptr<HttpListener> listener_;
 };
-
-// The --listen-webhooks mode of once-relay: reads the secrets, runs the receiver until
-// SIGTERM/SIGINT. Returns the exit status.
-int run_webhook_receiver(const Options& options);
 
 }  // namespace once::relay
