@@ -47,6 +47,7 @@ HttpListener::HttpListener(const std::string& option, const std::string& address
     // MHD_USE_ERROR_LOG: it printed a raw stderr line (into the journal) per client that
     // closed mid-request or found a limit reached, so slow clients also flooded the log.
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
+    if (handlers.suspends) flags |= MHD_ALLOW_SUSPEND_RESUME;
     if (inet_pton(AF_INET, host.c_str(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr) == 1) {
         auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
         sin->sin_family = AF_INET;

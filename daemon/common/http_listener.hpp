@@ -40,6 +40,9 @@ struct ListenerHandlers {
     void* access_cls = nullptr;
     MHD_RequestCompletedCallback completed = nullptr;   // optional
     void* completed_cls = nullptr;
+    // The access handler suspends connections while another thread works out their answer
+    // (MHD_suspend_connection / MHD_resume_connection).
+    bool suspends = false;
 };
 
 // True for a numeric loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z) or "localhost".

@@ -1,6 +1,7 @@
 // once-relay entry point: parse options, refuse root, open the sink, serve metrics, run the loop.
 #include "credentials.hpp"
 #include "daemon_logger.hpp"
+#include "inbound/webhook_mode.hpp"
 #include "log_safe.hpp"
 #include "metrics.hpp"
 #include "metrics_server.hpp"
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
         setup_logging(options.log_level);
         for (const auto& w : command_line_secret_warnings(options)) spdlog::warn("{}", w);
         SourceDb::check_conninfo(options.db);
+        if (!options.listen_webhooks.empty()) return run_webhook_receiver(options);
         if (options.create_wal_slot || options.drop_wal_slot) {
             try {
                 std::string done = options.create_wal_slot

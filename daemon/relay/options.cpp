@@ -4,6 +4,7 @@
 #include "wal/start_replication_command.hpp"
 
 #include "core/error.hpp"
+#include "core/inbox.hpp"
 #include "core/topic.hpp"
 
 #include <boost/program_options.hpp>
@@ -87,7 +88,20 @@ po::options_description option_table() {
                                                          "(default /pg_once/<database>/<relay name>)")
         ("http-body", po::value<std::string>(), "payload|envelope: http(s) sinks post the payload (default), or "
                                                 "{\"type\",\"timestamp\",\"id\",\"key\",\"headers\",\"data\"} so that "
-                                                "a webhook signature covers the topic, key and headers");
+                                                "a webhook signature covers the topic, key and headers")
+        ("listen-webhooks", po::value<std::string>(), "host:port: receive signed webhooks (Standard Webhooks, "
+                                                      "CloudEvents) on POST /webhooks[/<topic>] into the --db "
+                                                      "database's inbox (once.deliver) instead of relaying its outbox")
+        ("webhooks-secret-file", po::value<std::vector<std::string>>()->composing(),
+         "--listen-webhooks: the whsec_ secret(s) that requests are verified with; repeat it, or put several in the "
+         "file, to accept either during a rotation (default: the systemd credential inbound-webhook-secret)")
+        ("webhooks-source", po::value<std::string>(), "--listen-webhooks: the inbox source of the messages (default --name)")
+        ("webhooks-max-body", po::value<int>(), "--listen-webhooks: largest body in bytes, 1..67108864; larger "
+                                                "requests get 413 (default 1048576)")
+        ("webhooks-concurrency", po::value<int>(), "--listen-webhooks: requests delivered at once, 1..10000; more get "
+                                                   "503 with Retry-After (default 64)")
+        ("webhooks-tolerance", po::value<std::string>(), "--listen-webhooks: how far webhook-timestamp may be from now, "
+                                                         "either way, 1s..1h (default 5min)");
     return desc;
 }
 
@@ -138,6 +152,16 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
         if (body != "payload" && body != "envelope") throw std::runtime_error("--http-body: \"" + body + "\" (use payload or envelope)");
         o.http_body_envelope = body == "envelope";
     }
+    str("listen-webhooks", o.listen_webhooks);
+    if (vm.count("webhooks-secret-file")) o.webhooks_secret_files = vm["webhooks-secret-file"].as<std::vector<std::string>>();
+    str("webhooks-source", o.webhooks_source);
+    if (vm.count("webhooks-max-body")) {
+        int b = vm["webhooks-max-body"].as<int>();
+        if (b < 1 || b > 64 * 1024 * 1024) throw std::runtime_error("--webhooks-max-body " + std::to_string(b) + " is out of range 1..67108864");
+        o.webhooks_max_body = static_cast<size_t>(b);
+    }
+    if (vm.count("webhooks-concurrency")) o.webhooks_concurrency = vm["webhooks-concurrency"].as<int>();
+    o.webhooks_tolerance = duration_option(vm, "webhooks-tolerance", o.webhooks_tolerance);
     if (vm.count("maintenance")) o.maintenance = parse_on_off("maintenance", vm["maintenance"].as<std::string>());
     o.lease = duration_option(vm, "lease", o.lease);
     o.poll_interval = duration_option(vm, "poll-interval", o.poll_interval);
@@ -153,6 +177,47 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     return o;
 }
 
+namespace {
+
+void validate_webhook_receiver(const Options& o) {
+    auto bad = [](const std::string& m) { return std::runtime_error(m); };
+    bool on = !o.listen_webhooks.empty();
+    if (!on) {
+        if (!o.webhooks_secret_files.empty() || !o.webhooks_source.empty())
+            throw bad("--webhooks-secret-file and --webhooks-source need --listen-webhooks");
+        return;
+    }
+    if (!o.sink.empty())
+        throw bad("--listen-webhooks and --sink: a once-relay either receives webhooks into --db's inbox or relays "
+                  "its outbox; run two");
+    if (!o.webhook_secret_files.empty())
+        throw bad("--webhook-secret-file signs the http sink's requests; the secrets that --listen-webhooks verifies "
+                  "with are --webhooks-secret-file");
+    auto colon = o.listen_webhooks.rfind(':');
+    std::string port = colon == std::string::npos ? "" : o.listen_webhooks.substr(colon + 1);
+    if (colon == 0 || port.empty() || port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+        std::stol(port) > 65535)
+        throw bad("--listen-webhooks \"" + o.listen_webhooks + "\": use host:port, e.g. 127.0.0.1:8080");
+    for (const auto& f : o.webhooks_secret_files)
+        if (f.empty()) throw bad("--webhooks-secret-file: empty path");
+        else if (f.rfind("whsec_", 0) == 0)
+            throw bad("--webhooks-secret-file takes the path of a file that holds the secret, not the secret itself "
+                      "(a secret on the command line is visible to every local user)");
+    if (!o.webhooks_source.empty()) {
+        try {
+            once::validate_inbox_source(o.webhooks_source);
+        } catch (const once::Error& e) {
+            throw bad("--webhooks-source: " + std::string(e.what()));
+        }
+    }
+    if (o.webhooks_concurrency < 1 || o.webhooks_concurrency > 10000)
+        throw bad("--webhooks-concurrency " + std::to_string(o.webhooks_concurrency) + " is out of range 1..10000");
+    if (o.webhooks_tolerance < Millis(1000) || o.webhooks_tolerance > Millis(3600000))
+        throw bad("--webhooks-tolerance " + format_duration(o.webhooks_tolerance) + " is out of range 1s..1h");
+}
+
+}  // namespace
+
 void validate(const Options& o) {
     auto bad = [](const std::string& m) { return std::runtime_error(m); };
     if (o.db.empty()) throw bad("--db is required: the libpq connection string of the database to relay from");
@@ -162,7 +227,8 @@ void validate(const Options& o) {
         if (!wal::is_valid_replication_name(*n))
             throw bad(std::string(n == &o.wal_slot ? "--wal-slot" : "--wal-publication") + " \"" + *n +
                       "\": use 1-63 lower-case letters, digits and underscores");
-    if (o.sink.empty() && !o.create_wal_slot && !o.drop_wal_slot) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
+    validate_webhook_receiver(o);
+    if (o.sink.empty() && !o.create_wal_slot && !o.drop_wal_slot && o.listen_webhooks.empty()) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
     if (o.name.empty() || o.name.size() > 63) throw bad("--name must be 1..63 characters");
     for (char c : o.name)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '@'))

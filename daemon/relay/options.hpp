@@ -46,6 +46,14 @@ struct Options {
     bool cloudevents = false;          // http(s), nats: CloudEvents 1.0 binary content mode
     bool http_body_envelope = false;   // http(s): the body is sinks/webhook_envelope.hpp's, not the payload
     std::string cloudevents_source;    // ce-source; empty = /pg_once/<database>/<name>
+    // --listen-webhooks: receive signed webhooks into the --db database's inbox instead of
+    // relaying its outbox (inbound/webhook_receiver.hpp).
+    std::string listen_webhooks;                      // host:port; empty = off
+    std::vector<std::string> webhooks_secret_files;   // the senders' Standard Webhooks secrets
+    std::string webhooks_source;                      // inbox source; empty = --name
+    size_t webhooks_max_body = 1024 * 1024;           // bytes
+    int webhooks_concurrency = 64;                    // requests being delivered at once
+    Millis webhooks_tolerance{300000};                // webhook-timestamp, either direction
     bool db_from_command_line = false;     // --db was given as an argument (visible in ps)
     bool sink_from_command_line = false;   // --sink likewise
     bool check_config = false;

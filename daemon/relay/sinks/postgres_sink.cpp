@@ -37,6 +37,12 @@ PostgresSink::PostgresSink(const Uri& uri, std::string default_source, Millis ti
     PQconninfoFree(parsed);
 }
 
+PostgresSink::PostgresSink(TextIds, std::string conninfo, std::string source, Millis timeout, Millis connect_timeout)
+    : conninfo_(std::move(conninfo)), source_(std::move(source)), timeout_(timeout), connect_timeout_(connect_timeout),
+      group_max_(500), text_ids_(true) {
+    description_ = redact_conninfo(conninfo_);
+}
+
 PostgresSink::~PostgresSink() { disconnect(); }
 
 void PostgresSink::disconnect() {
@@ -75,7 +81,9 @@ void PostgresSink::connect() {
                         "and grant once_consumer to the relay's user");
     }
     r = PQprepare(conn_, "once_deliver",
-                  "SELECT once.deliver($1, $2::uuid, $3, $4::jsonb, $5::jsonb)", 5, nullptr);
+                  text_ids_ ? "SELECT once.deliver($1, $2::text, $3, $4::jsonb, $5::jsonb)"
+                            : "SELECT once.deliver($1, $2::uuid, $3, $4::jsonb, $5::jsonb)",
+                  5, nullptr);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     std::string e = PQresultErrorMessage(r);
     PQclear(r);

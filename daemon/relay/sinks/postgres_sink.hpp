@@ -24,6 +24,11 @@ class PostgresSink final : public Sink {
 public:
     // The URI's own options (source=, tx=, group=) are taken out before it reaches libpq.
     PostgresSink(const Uri& uri, std::string default_source, Millis timeout, Millis connect_timeout);
+    // The inbound webhook receiver's inbox (inbound/webhook_receiver): a libpq conninfo as
+    // --db takes it, and message ids that are any text (webhook-id, a CloudEvent's id), given
+    // to once.deliver's text overload. Grouping as with tx=group.
+    struct TextIds {};
+    PostgresSink(TextIds, std::string conninfo, std::string source, Millis timeout, Millis connect_timeout);
     ~PostgresSink() override;
     const char* kind() const override { return "postgresql"; }
     std::string describe() const override { return description_; }
@@ -67,6 +72,7 @@ private:
     Millis timeout_;
     Millis connect_timeout_;
     size_t group_max_;                // messages per transaction, from tx=/group= (1: one each)
+    bool text_ids_ = false;           // once.deliver(text, text, ...) instead of the uuid overload
     PGconn* conn_ = nullptr;
     bool has_inbox_failed_ = false;
     bool want_write_ = false;
