@@ -261,6 +261,7 @@ void PostgresSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
             std::string v = PQgetvalue(r, 0, 0);
             if (v == "processed" || v == "duplicate") {
                 c.outcome.verdict = Verdict::delivered;
+                c.outcome.duplicate = v == "duplicate";
             } else if (v == "no_handler") {
                 c.outcome.verdict = Verdict::retry;
                 c.outcome.error = "no handler subscribed for topic \"" + c.topic + "\" in the inbox database (once.subscribe); will retry";
