@@ -3,7 +3,7 @@
 # -> inbound relay -> handler in database dst, exactly once and in order per key; a kill -9
 # of the inbound relay mid-stream loses nothing and runs nothing twice; a second publish of a
 # message (same id, stored again by the stream) is answered duplicate; a poison message is
-# kept in dst's inbox without blocking other keys.
+# kept in dst's inbox without blocking other keys, and once.inbox_retry runs it from there.
 set -euo pipefail
 source "$(dirname "$0")/lib/relay_common.sh"
 N=${INBOUND_TEST_N:-2000}
@@ -85,6 +85,16 @@ send_messages 200 40 $((2 * N + 1))
 once_wait_for "messages after the poison" 60 received_distinct_at_least $((2 * N + 200)) || fail "stream blocked after poison"
 [ "$(received)" = $((2 * N + 200)) ] || fail "duplicates after poison"
 relay_log_has in "is poison in the inbox" || fail "poison not logged"
+
+say "the handler fixed, once.inbox_retry runs the poison message from dst's stored copy"
+pid=$(psql_dst -c "SELECT message_id FROM once.inbox_poison WHERE source = 'ONCE'")
+[ "$(psql_dst -c "SELECT topic || ' ' || (payload->>'what') || ' ' || has_copy FROM once.inbox_poison WHERE message_id = '$pid'")" = "picky.order refused true" ] ||
+    fail "poison row without its topic and copy: $(psql_dst -c "SELECT * FROM once.inbox_poison")"
+psql_dst -c "UPDATE poison_switch SET fail = false"
+[ "$(psql_dst -c "SELECT once.inbox_retry('ONCE', '$pid')")" = t ] || fail "inbox_retry"
+[ "$(psql_dst -c "SELECT count(*) FROM relay_received WHERE id = '$pid' AND topic = 'picky.order' AND payload->>'what' = 'refused'")" = 1 ] ||
+    fail "inbox_retry did not run the handlers from the copy"
+[ "$(psql_dst -c "SELECT count(*) FROM once.inbox_poison")" = 0 ] || fail "still poison after the retry"
 
 stop_relay in; [ "$RELAY_RC" = 0 ] || fail "inbound relay exit code $RELAY_RC"
 stop_relay out; [ "$RELAY_RC" = 0 ] || fail "outbound relay exit code $RELAY_RC"

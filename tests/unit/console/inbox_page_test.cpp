@@ -29,3 +29,13 @@ TEST(InboxPage, MarksASubscriptionWhoseHandlerWasDropped) {
     EXPECT_TRUE(contains(html, "<tr class=attn><td>orders.*</td><td>public.gone <b class=handler-gone>"));
     EXPECT_TRUE(contains(html, "<tr><td>users.*</td><td>public.here</td>"));
 }
+
+TEST(InboxPage, SaysWhatRetryDoesWithAndWithoutACopy) {
+    InboxModel m;
+    m.poison.push_back({"ONCE", "id-1", "t", "5", "", "", "e", true});
+    m.poison.push_back({"shop-relay", "id-2", "t", "5", "", "", "e", false});
+    std::string html = render_inbox(m);
+    EXPECT_TRUE(contains(html, "runs its handlers now, from the copy kept here"));
+    EXPECT_TRUE(contains(html, "From a pg_once relay named <code>shop-relay</code>: it dead-lettered message <code>id-2</code> "
+                               "in its own database; redrive it there"));
+}
