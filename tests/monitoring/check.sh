@@ -2,7 +2,8 @@
 # The shipped monitoring files (packaging/monitoring): the alert rules pass promtool's check
 # and their unit tests; the dashboard is valid JSON; every metric the rules and the dashboard
 # query is one once-relay exports, and every exported metric is listed in docs/relay.md.
-# Exported = the metric names in the relay's source (metrics.cpp, outbox_gauges.cpp), or, with
+# Exported = the metric names in the relay's source (metrics.cpp, outbox_gauges.cpp,
+# inbound/inbound_metrics.cpp), or, with
 # an argument, the names in that file of a real relay's /metrics output (relay_outage_logs.sh).
 # (plus the once_wal_* names of the source, which only a --transport wal relay renders).
 set -euo pipefail
@@ -21,7 +22,8 @@ if scraped:
     # table-transport relay lacks them, so they are taken from the source.
     exported |= set(re.findall(r'"(once_wal_[a-z_]+)', open(f'{root}/daemon/src/metrics.cpp').read()))
 else:
-    src = open(f'{root}/daemon/src/metrics.cpp').read() + open(f'{root}/daemon/src/outbox_gauges.cpp').read()
+    src = (open(f'{root}/daemon/src/metrics.cpp').read() + open(f'{root}/daemon/src/outbox_gauges.cpp').read()
+           + open(f'{root}/daemon/src/inbound/inbound_metrics.cpp').read())
     exported = set(re.findall(r'"(once_[a-z_]+)', src)) - {'once_relay_publish_latency_seconds_bucket'}
     types = {n: 'histogram' for n in exported if n == 'once_relay_publish_latency_seconds'}
 def base(n):
