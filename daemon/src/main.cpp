@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
                 return fail(e.what());
             }
         }
+        if (!options.source.empty() && options.check_config) return check_inbound_config(options);
         if (!options.source.empty()) {
             // Inbound mode: --db is the inbox database, the stream its source.
             Metrics metrics;

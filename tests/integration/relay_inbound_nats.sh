@@ -47,6 +47,8 @@ BEGIN
 END $$;
 SELECT once.subscribe('picky.>', 'public.picky(once.inbound)'::regprocedure);
 SQL
+as_relay_user "$RELAY_BIN" --db "host=$PGHOST port=$PGPORT user=postgres dbname=dst" --source "$SOURCE_URI" --check-config |
+    grep -q "configuration OK (inbound" || fail "--check-config with --source"
 start_relay in --db "host=$PGHOST port=$PGPORT user=postgres dbname=dst" --source "$SOURCE_URI" --metrics "127.0.0.1:$MPORT"
 once_wait_for "inbound relay metrics" 30 metric_at_least once_inbound_delivered_total 0 || fail "no inbound metrics"
 

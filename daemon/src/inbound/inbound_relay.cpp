@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <random>
 #include <unordered_map>
@@ -50,6 +51,8 @@ public:
     }
 
     int run();
+    // Opens both sides as run() does, then stops (--check-config).
+    void open_both();
 
 private:
     void take_fetched();
@@ -188,7 +191,7 @@ void InboundRelay::update_gauges() {
     }
 }
 
-int InboundRelay::run() {
+void InboundRelay::open_both() {
     InboundSource src;
     try {
         src = parse_inbound_source(parse_uri(opt_.source));
@@ -215,8 +218,12 @@ int InboundRelay::run() {
     sink_ = std::make_unique<PostgresSink>(parse_uri(db_uri), src.inbox_source, opt_.sink_timeout, opt_.connect_timeout);
     sink_->open();
     metrics_.db_connected = true;
-    size_t max_held = static_cast<size_t>(opt_.max_in_flight);
-    consumer_->open(max_held);
+    consumer_->open(static_cast<size_t>(opt_.max_in_flight));
+}
+
+int InboundRelay::run() {
+    open_both();
+    const InboundSource& src = consumer_->source();
     ConsumerState st = consumer_->state();
     lanes_.start(st.delivered_consumer_seq, st.delivered_stream_seq, st.ack_pending);
     if (lanes_.fence()) {
@@ -291,6 +298,17 @@ int InboundRelay::run() {
 int run_inbound(const Options& options, Metrics& metrics, SignalFd& signals, SystemdNotifier& notifier) {
     InboundRelay relay(options, metrics, signals, notifier);
     return relay.run();
+}
+
+int check_inbound_config(const Options& options) {
+    Metrics metrics;
+    SignalFd signals;
+    SystemdNotifier notifier;
+    InboundRelay relay(options, metrics, signals, notifier);
+    relay.open_both();
+    std::printf("once-relay: configuration OK (inbound: source %s, inbox database %s)\n",
+                redact_uri(options.source).c_str(), redact_conninfo(options.db).c_str());
+    return 0;
 }
 
 }  // namespace once::relay

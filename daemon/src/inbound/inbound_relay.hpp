@@ -25,4 +25,8 @@ namespace once::relay {
 // stream, the consumer or the database cannot be used at start.
 int run_inbound(const Options& options, Metrics& metrics, SignalFd& signals, SystemdNotifier& notifier);
 
+// --check-config with --source: reaches the inbox database and the stream (the consumer is
+// created if missing, as at start), prints "configuration OK", returns 0. Throws as above.
+int check_inbound_config(const Options& options);
+
 }  // namespace once::relay
