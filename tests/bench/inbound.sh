@@ -11,6 +11,9 @@
 #             (INSERT ... ON CONFLICT DO NOTHING into a table of seen ids + the handler's
 #             insert for the new ones), then an ack per message; no order, no retries
 #  msgs/s from the start of the consumer to the last message's effect.   target >= 0.8x
+#  And the database side alone, without NATS or a relay: COUNT once.deliver calls in one
+#  statement vs the baseline's one set-based statement for COUNT messages (report): the
+#  bound the per-message once.deliver puts on the relay.
 # Usage: tests/bench/inbound.sh   (after ./scripts/build)   COUNT (default 20000) KEYS (default 100) ROUNDS (default 3)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -113,7 +116,24 @@ for ((r = 1; r <= ROUNDS; r++)); do
     echo "round $r: relay ${relay_rates[-1]} msgs/s, hand-written consumer ${base_rates[-1]} msgs/s"
 done
 [ "$(psql -X -At -d bench -c "SELECT count(DISTINCT id) = count(*) FROM effects")" = t ] || { echo "duplicate effects" >&2; exit 1; }
+# The database side alone: msgs/s of one statement.
+statement_rate() {
+    local ms
+    ms=$(psql -X -d bench -c '\timing on' -c "$1" | awk '/^Time:/ {print $2}')
+    awk -v ms="$ms" -v n="$COUNT" 'BEGIN { printf "%d", n / (ms / 1000) }'
+}
+deliver_rates=() statement_rates=()
+for ((r = 1; r <= ROUNDS; r++)); do
+    psql -X -q -d bench -c "TRUNCATE effects, effects_base, seen, once.inbox"
+    deliver_rates+=("$(statement_rate "SELECT count(once.deliver('alone', gen_random_uuid(), 'bench.order', jsonb_build_object('n', g)))
+                                       FROM generate_series(1, $COUNT) g")")
+    statement_rates+=("$(statement_rate "WITH batch AS (SELECT gen_random_uuid()::text AS id, jsonb_build_object('n', g) AS payload
+                                                           FROM generate_series(1, $COUNT) g),
+                                              fresh AS (INSERT INTO seen (id) SELECT id FROM batch ON CONFLICT DO NOTHING RETURNING id)
+                                         INSERT INTO effects_base (id, n) SELECT b.id, (b.payload->>'n')::int FROM batch b JOIN fresh USING (id)")")
+done
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 : >"$out"
 echo "# $(date -u +%F) PostgreSQL $(psql -X -At -d bench -c 'SHOW server_version'), COUNT=$COUNT KEYS=$KEYS ROUNDS=$ROUNDS, load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
 bench_result "$out" "inbound relay vs hand-written pull consumer (msgs/s)" 1 "$(median "${relay_rates[@]}")" "$(median "${base_rates[@]}")" ">= 0.8x"
+bench_result "$out" "database side: once.deliver x COUNT vs one statement" 1 "$(median "${deliver_rates[@]}")" "$(median "${statement_rates[@]}")" "report"
