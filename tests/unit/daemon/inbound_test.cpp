@@ -4,6 +4,7 @@
 #include "inbound/inbound_message.hpp"
 #include "inbound/inbound_source.hpp"
 #include "inbound/inbox_uri.hpp"
+#include "options.hpp"
 #include "uri.hpp"
 
 #include <gtest/gtest.h>
@@ -172,4 +173,15 @@ TEST(InboxUri, KeywordConninfoBecomesAUri) {
     EXPECT_NE(u.find("dbname=shop"), std::string::npos);
     EXPECT_NE(u.find("host=%2Ftmp%2Fx"), std::string::npos);
     EXPECT_THROW(inbox_database_uri("host='unterminated"), std::invalid_argument);
+}
+
+TEST(InboundOptions, SourceInsteadOfSink) {
+    const char* ok[] = {"once-relay", "--db", "dbname=x", "--source", "nats://h?stream=S&consumer=c"};
+    EXPECT_EQ(parse_options(5, ok).source, "nats://h?stream=S&consumer=c");
+    const char* both[] = {"once-relay", "--db", "dbname=x", "--source", "nats://h?stream=S&consumer=c", "--sink", "stdout:"};
+    EXPECT_THROW(parse_options(7, both), std::runtime_error);
+    const char* wal[] = {"once-relay", "--db", "dbname=x", "--source", "nats://h?stream=S&consumer=c", "--transport", "wal"};
+    EXPECT_THROW(parse_options(7, wal), std::runtime_error);
+    const char* neither[] = {"once-relay", "--db", "dbname=x"};
+    EXPECT_THROW(parse_options(3, neither), std::runtime_error);
 }
