@@ -27,11 +27,15 @@ InboxModel load_inbox(Tx& tx, const std::string& after) {
 
 // What Retry does for this row, said truthfully. With a stored copy the handlers run again
 // at once (once.inbox_retry delivers the copy). Without one, Retry only forgets the failures:
-// the message runs again when its sender delivers it again. A pg_once relay (the
+// the message runs again when its sender delivers it again. Either way, a pg_once relay (the
 // postgresql:// sink) that met poison dead-lettered the message in its own database, under
-// the relay's name, which is this row's source: it is redriven there.
+// the relay's name (or its source=), which is this row's source: with a copy that dead letter
+// is left to discard, without one it is what to redrive.
 std::string retry_effect(const PoisonRow& r) {
-    if (r.has_copy) return "<div class=muted>runs its handlers now, from the copy kept here</div>";
+    if (r.has_copy)
+        return "<div class=muted>runs its handlers now, from the copy kept here. If a pg_once relay named <code>" +
+               esc(r.source) + "</code> brought it (postgresql:// sink), that relay also dead-lettered message <code>" +
+               esc(r.message_id) + "</code> in its own database: discard it there (a redrive is answered duplicate)</div>";
     return "<div class=muted>forgets the failures only: the sender must deliver it again. From a pg_once relay named <code>" +
            esc(r.source) + "</code>: it dead-lettered message <code>" + esc(r.message_id) +
            "</code> in its own database; redrive it there (once.redrive)</div>";
