@@ -406,11 +406,11 @@ COMMENT ON FUNCTION once.console_recent_actions(bigint, integer) IS 'once-consol
 CREATE FUNCTION once.console_inbox_poison(after_source text DEFAULT NULL, after_id text DEFAULT NULL,
                                           max_rows integer DEFAULT 50)
 RETURNS TABLE (source text, message_id text, topic text, received_at timestamptz, attempts integer,
-               last_error text, first_failed_at timestamptz, last_failed_at timestamptz)
+               last_error text, first_failed_at timestamptz, last_failed_at timestamptz, has_copy boolean)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT i.source, i.message_id, i.topic, i.received_at, f.attempts, left(f.last_error, 300),
-           f.first_failed_at, f.last_failed_at
+    SELECT i.source, i.message_id, COALESCE(i.topic, f.topic), i.received_at, f.attempts, left(f.last_error, 300),
+           f.first_failed_at, f.last_failed_at, f.topic IS NOT NULL
       FROM once.inbox i
       LEFT JOIN once.inbox_failures f ON f.source = i.source AND f.message_id = i.message_id
      WHERE i.poison
@@ -1834,3 +1834,69 @@ REVOKE ALL ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, te
     once.send_many(text, jsonb[], text[], text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once.send(text, jsonb, text, jsonb, timestamptz, uuid, text),
     once.send_many(text, jsonb[], text[], text) TO once_producer;
+
+-- =======================================================================================
+-- Poison inbox messages keep a copy of the message (topic, payload, headers), so that
+-- once.inbox_retry delivers them again from it: a relay that acknowledged the message at its
+-- source (the inbound relay, once-relay --source) never brings it again. Poison rows record
+-- their topic.
+ALTER TABLE once.inbox_failures ADD COLUMN topic text, ADD COLUMN payload jsonb, ADD COLUMN headers jsonb;
+COMMENT ON TABLE once.inbox_failures IS 'Failed attempts per message, with a copy of the message when given; at max_attempts once.inbox gets a poison row';
+
+CREATE FUNCTION once.inbox_failed(source text, message_id text, error text, topic text, payload jsonb, headers jsonb)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'once_inbox_failed' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.inbox_failed(text, text, text, text, jsonb, jsonb) IS
+    'once.inbox_failed keeping a copy of the message, so that once.inbox_retry can deliver it again if it becomes poison';
+REVOKE ALL ON FUNCTION once.inbox_failed(text, text, text, text, jsonb, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION once.inbox_failed(text, text, text, text, jsonb, jsonb) TO once_consumer;
+
+CREATE OR REPLACE FUNCTION once.inbox_retry(source text, message_id text)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    copy record;
+    unpoisoned boolean;
+BEGIN
+    DELETE FROM once.inbox i
+     WHERE i.source = inbox_retry.source AND i.message_id = inbox_retry.message_id AND i.poison;
+    unpoisoned := FOUND;
+    DELETE FROM once.inbox_failures f
+     WHERE f.source = inbox_retry.source AND f.message_id = inbox_retry.message_id
+    RETURNING f.topic, f.payload, f.headers INTO copy;
+    IF NOT FOUND THEN
+        RETURN unpoisoned;
+    END IF;
+    -- A poison message with a stored copy runs again now, in the caller's transaction, as
+    -- once.deliver runs it (each handler as its run_as role or owner, restricted): a relay
+    -- would never bring it again, its source was acknowledged. A handler error aborts the
+    -- caller's transaction and the message stays poison.
+    IF unpoisoned AND copy.topic IS NOT NULL THEN
+        IF once.deliver(inbox_retry.source, inbox_retry.message_id, copy.topic, copy.payload, copy.headers)
+           OPERATOR(pg_catalog.=) 'no_handler' THEN
+            RAISE EXCEPTION 'no inbox handler is subscribed for topic %', quote_literal(copy.topic)
+                USING ERRCODE = 'ON307',
+                      DETAIL = format('Message %s of source %s stays poison.', inbox_retry.message_id, inbox_retry.source),
+                      HINT = 'Subscribe a handler for the topic (once.subscribe), then retry.';
+        END IF;
+    END IF;
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION once.inbox_retry(text, text) IS
+    'Forget the failed attempts of a message; a poison message with a stored copy runs its handlers again now, in this transaction; false if nothing was recorded';
+
+CREATE OR REPLACE VIEW once.inbox_poison AS
+SELECT i.source, i.message_id, f.attempts,
+       COALESCE(s.max_attempts, 5) AS max_attempts,
+       f.last_error, f.first_failed_at, f.last_failed_at,
+       COALESCE(i.topic, f.topic) AS topic, f.payload, f.headers,
+       f.topic IS NOT NULL AS has_copy
+  FROM once.inbox i
+  LEFT JOIN once.inbox_failures f
+         ON f.source OPERATOR(pg_catalog.=) i.source AND f.message_id OPERATOR(pg_catalog.=) i.message_id
+  LEFT JOIN once.inbox_sources s ON s.source OPERATOR(pg_catalog.=) i.source
+ WHERE i.poison;
+COMMENT ON VIEW once.inbox_poison IS
+    'Messages that failed max_attempts times; once.deliver returns poison for them until once.inbox_retry';

@@ -1,6 +1,8 @@
 // once-relay entry point: parse options, refuse root, open the sink, serve metrics, run the loop.
 #include "credentials.hpp"
 #include "daemon_logger.hpp"
+#include "inbound/inbound_relay.hpp"
+#include "inbound/jetstream_consumer.hpp"
 #include "inbound/webhook_mode.hpp"
 #include "log_safe.hpp"
 #include "metrics.hpp"
@@ -78,6 +80,19 @@ int main(int argc, char** argv) {
                 return fail(e.what());
             }
         }
+        if (!options.source.empty() && options.check_config) return check_inbound_config(options);
+        if (!options.source.empty()) {
+            // Inbound mode: --db is the inbox database, the stream its source.
+            Metrics metrics;
+            std::unique_ptr<MetricsServer> metrics_server;
+            if (!options.metrics.empty()) {
+                metrics_server = std::make_unique<MetricsServer>(options.metrics, metrics, options.name);
+                spdlog::info("metrics on http://{}/metrics", options.metrics);
+            }
+            SignalFd signals;
+            SystemdNotifier notifier;
+            return run_inbound(options, metrics, signals, notifier);
+        }
         std::unique_ptr<Sink> sink = make_sink(options);
         if (options.check_config) {
             std::string note = sink->check();
@@ -113,6 +128,8 @@ int main(int argc, char** argv) {
         // A transaction pool: restarting cannot help (the units do not restart on this status).
         return fail(e.what(), kExitSessionRequired);
     } catch (const SinkError& e) {
+        return fail(e.what());
+    } catch (const SourceError& e) {
         return fail(e.what());
     } catch (const std::exception& e) {
         return fail(e.what());

@@ -33,6 +33,7 @@ struct Outcome {
     Verdict verdict = Verdict::retry;
     std::string error;                  // why, for retry and dead (never the payload)
     std::optional<Millis> retry_after;  // the sink asked to wait this long (Retry-After)
+    bool duplicate = false;             // delivered: the receiver had it already (the inbox's 'duplicate')
 };
 
 }  // namespace once::relay

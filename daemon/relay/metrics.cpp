@@ -104,6 +104,7 @@ std::string Metrics::render_prometheus(const std::string& relay_name) const {
         << "# TYPE once_relay_publish_latency_seconds histogram\n"
         << publish_latency.render("once_relay_publish_latency_seconds");
     if (outbox_gauges_enabled) out << render_outbox_gauges(outbox_gauges());
+    out << render_inbound_metrics(inbound);
     return out.str();
 }
 

@@ -3,6 +3,7 @@
 // the atomics). Nothing here is global.
 #pragma once
 
+#include "inbound/inbound_metrics.hpp"
 #include "outbox_gauges.hpp"
 
 #include <array>
@@ -80,6 +81,7 @@ struct Metrics {
     void set_outbox_gauges(OutboxGauges g);
     OutboxGauges outbox_gauges() const;
     bool outbox_gauges_enabled = false;   // set before the servers start: render them at all
+    InboundMetrics inbound;               // --source: the inbound relay's (rendered when enabled)
 
 private:
     mutable std::mutex gauges_mutex_;

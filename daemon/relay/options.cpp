@@ -42,6 +42,10 @@ po::options_description option_table() {
                                           "(several hosts + target_session_attrs=read-write follow a failover)")
         ("sink", po::value<std::string>(), "where messages go: stdout:, http(s)://..., nats://host:port?stream=S, "
                                             "postgresql://... (the target's once.deliver)")
+        ("source", po::value<std::string>(), "inbound mode: read a JetStream stream through a durable pull consumer, "
+                                              "nats://host:4222?stream=S&consumer=C[&filter=F][&source=NAME][&ack_wait=30s]"
+                                              "[&fetch=100], and deliver each message into --db's inbox (once.deliver); "
+                                              "instead of --sink")
         ("name", po::value<std::string>(), "relay name: shown in claims and logs, inbox source (default once-relay)")
         ("topics", po::value<std::string>(), "comma-separated topic patterns to relay (a.*,b.>); default all")
         ("batch", po::value<int>(), "messages per claim, 1..10000 (default 100)")
@@ -113,7 +117,8 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     if (help_text) {
         std::ostringstream help;
         help << "Usage: once-relay --db CONNINFO --sink URI [options]\n"
-                "Delivers the pg_once outbox of one database to a sink.\n\n"
+                "       once-relay --db CONNINFO --source nats://...?stream=S&consumer=C [options]\n"
+                "Delivers the pg_once outbox of one database to a sink, or (--source) a JetStream stream into its inbox.\n\n"
              << desc
              << "\nDurations take a unit: 200ms, 30s, 5min, 1h. Signals: SIGTERM/SIGINT drain and exit,\n"
                 "SIGHUP reloads the config file.\n";
@@ -129,6 +134,7 @@ Options parse_options(int argc, const char* const argv[], std::string* help_text
     auto str = [&](const char* n, std::string& dst) { if (vm.count(n)) dst = vm[n].as<std::string>(); };
     str("db", o.db);
     str("sink", o.sink);
+    str("source", o.source);
     str("name", o.name);
     str("metrics", o.metrics);
     str("log-level", o.log_level);
@@ -228,7 +234,14 @@ void validate(const Options& o) {
             throw bad(std::string(n == &o.wal_slot ? "--wal-slot" : "--wal-publication") + " \"" + *n +
                       "\": use 1-63 lower-case letters, digits and underscores");
     validate_webhook_receiver(o);
-    if (o.sink.empty() && !o.create_wal_slot && !o.drop_wal_slot && o.listen_webhooks.empty()) throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://...");
+    if (!o.source.empty() && !o.sink.empty())
+        throw bad("--source and --sink: choose one (--source reads a stream into --db's inbox, --sink relays --db's outbox)");
+    if (!o.source.empty() && !o.listen_webhooks.empty())
+        throw bad("--source and --listen-webhooks: choose one (one relay receives from one place)");
+    if (!o.source.empty() && (o.create_wal_slot || o.drop_wal_slot || o.transport != "table"))
+        throw bad("--source: the inbound relay has no outbox transport (--transport, --create-wal-slot, --drop-wal-slot)");
+    if (o.sink.empty() && o.source.empty() && o.listen_webhooks.empty() && !o.create_wal_slot && !o.drop_wal_slot)
+        throw bad("--sink is required: stdout:, http(s)://..., nats://... or postgresql://... (or --source or --listen-webhooks for inbound mode)");
     if (o.name.empty() || o.name.size() > 63) throw bad("--name must be 1..63 characters");
     for (char c : o.name)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '@'))
@@ -290,6 +303,7 @@ template <class Visit>
 void for_each_restart_only(Visit&& visit) {
     visit("db", &Options::db);
     visit("sink", &Options::sink);
+    visit("source", &Options::source);
     visit("name", &Options::name);
     visit("metrics", &Options::metrics);
     visit("heartbeat-interval", &Options::heartbeat_interval);

@@ -12,6 +12,7 @@ namespace once::relay {
 struct Options {
     std::string db;                    // libpq conninfo of the database to relay from
     std::string sink;                  // sink URI
+    std::string source;                // inbound mode: nats://...?stream=S&consumer=C; --db is then the inbox database
     std::string name = "once-relay";   // relay name (claims, logs, inbox source)
     std::vector<std::string> topics;   // topic patterns; empty = all topics
     int batch = 100;                   // messages per claim

@@ -66,10 +66,73 @@ cafe_use_wal() {
     for db in "${CAFE_DBS[@]}"; do psql -qX -v ON_ERROR_STOP=1 -d postgres -c "ALTER DATABASE $db SET once.transport = 'wal'" >/dev/null; done
 }
 
+# CAFE_VIA=nats (scripts/demo --via nats): the databases are connected only through NATS.
+# Each database runs an outbox relay to the JetStream stream CAFE (subject cafe.<topic>) and
+# an inbound relay from it (once-relay --source: a durable consumer per database, filtered to
+# the topics its handlers take), instead of the six postgresql:// relays. cafe_start_nats
+# starts the server first (CAFE_NATS_PORT, CAFE_NATS_PID).
+CAFE_VIA=${CAFE_VIA:-postgresql}
+if [ "$CAFE_VIA" = nats ]; then
+    CAFE_RELAY_SPECS=(
+        # name         database      direction  consumer filter
+        "orders-out    cafe_orders   out        -"
+        "stock-out     cafe_stock    out        -"
+        "payment-out   cafe_payment  out        -"
+        "notify-out    cafe_notify   out        -"
+        "orders-in     cafe_orders   in         cafe.saga.>"
+        "stock-in      cafe_stock    in         cafe.stock.>"
+        "payment-in    cafe_payment  in         cafe.payment.>"
+        "notify-in     cafe_notify   in         cafe.notify.>"
+    )
+fi
+CAFE_NATS_PID=
+cafe_free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cafe_start_nats() {
+    CAFE_NATS_PORT=$(cafe_free_port)
+    CAFE_NATS_MON=$(cafe_free_port)
+    mkdir -p "$CAFE_RELAY_LOG_DIR/nats"
+    nats-server -js -a 127.0.0.1 -p "$CAFE_NATS_PORT" -m "$CAFE_NATS_MON" -sd "$CAFE_RELAY_LOG_DIR/nats" \
+        >"$CAFE_RELAY_LOG_DIR/nats.log" 2>&1 &
+    CAFE_NATS_PID=$!
+    once_wait_for "nats-server" 20 curl -sf "http://127.0.0.1:$CAFE_NATS_MON/healthz?js-enabled-only=true" >/dev/null
+}
+cafe_stop_nats() {
+    [ -n "$CAFE_NATS_PID" ] || return 0
+    kill "$CAFE_NATS_PID" 2>/dev/null || true
+    wait "$CAFE_NATS_PID" 2>/dev/null || true
+    CAFE_NATS_PID=
+}
+cafe_stream_exists() {
+    curl -sf "http://127.0.0.1:$CAFE_NATS_MON/jsz?streams=1" | grep -q '"name": *"CAFE"'
+}
+cafe_start_nats_relay() {
+    local i=$1 name=$2 db=$3 direction=$4 filter=$5 bin=$6
+    local -a as_user=() side
+    [ "$(id -u)" = 0 ] && as_user=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+    if [ "$direction" = out ]; then
+        side=(--sink "nats://127.0.0.1:$CAFE_NATS_PORT?stream=CAFE&subject_prefix=cafe.&create_stream=1"
+              --poll-interval 100ms --saga-tick-interval 100ms --lease 5s)
+    else
+        side=(--source "nats://127.0.0.1:$CAFE_NATS_PORT?stream=CAFE&consumer=$db&filter=$filter&ack_wait=5s")
+    fi
+    "${as_user[@]}" "$bin" --db "$(cafe_conninfo "$db")" --name "$name" "${side[@]}" \
+        --log-level warn "${CAFE_RELAY_EXTRA[@]}" >>"$CAFE_RELAY_LOG_DIR/relay-$name.log" 2>&1 &
+    CAFE_RELAY_PIDS[$i]=$!
+    # The inbound relays need the stream: the first outbox relay creates it.
+    if [ "$direction" = out ] && ! cafe_stream_exists; then
+        once_wait_for "stream CAFE" 30 cafe_stream_exists || { echo "the stream CAFE was not created (relay-$name.log)" >&2; return 1; }
+    fi
+}
+
 cafe_start_relay() {
     local i=$1 name from to topics
     read -r name from to topics <<<"${CAFE_RELAY_SPECS[$i]}"
     local bin
+    if [ "$CAFE_VIA" = nats ]; then
+        bin=$(cafe_relay_bin) || { echo "CAFE_VIA=nats needs once-relay (scripts/build)" >&2; return 1; }
+        cafe_start_nats_relay "$i" "$name" "$from" "$to" "$topics" "$bin"
+        return
+    fi
     if ! bin=$(cafe_relay_bin); then
         cafe_standin_relay "$name" "$from" "$to" "$topics" >>"$CAFE_RELAY_LOG_DIR/relay-$name.log" 2>&1 &
         CAFE_RELAY_PIDS[$i]=$!

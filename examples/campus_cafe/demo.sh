@@ -7,6 +7,7 @@
 # a failing compensation. Ends with the outcome per scenario and the invariants; exits
 # non-zero when one is broken.
 #   examples/campus_cafe/demo.sh [ORDERS]   (default 200; scripts/demo builds first, then runs this)
+#   CAFE_VIA=nats: the databases connected only through NATS JetStream (scripts/demo --via nats)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 orders=${1:-200}
@@ -20,6 +21,7 @@ source "$root/examples/campus_cafe/console.sh"
 cleanup() {
     cafe_stop_ticker
     cafe_stop_relays
+    cafe_stop_nats
     once_cluster_stop
 }
 trap cleanup EXIT
@@ -34,7 +36,14 @@ echo "The order saga (once.saga_diagram('campus_cafe_order')):"
 cafe_psql cafe_orders -c "SELECT once.saga_diagram('campus_cafe_order')" | sed 's/^/    /'
 echo
 
-echo "== starting six relays (once-relay, postgresql:// sink into the target's inbox)"
+if [ "$CAFE_VIA" = nats ]; then
+    echo "== starting NATS with JetStream; the databases share nothing else"
+    cafe_start_nats
+    echo "== starting eight relays: each database's outbox to the stream CAFE (--sink nats://),"
+    echo "   and from it into each database's inbox (--source nats://, a consumer per database)"
+else
+    echo "== starting six relays (once-relay, postgresql:// sink into the target's inbox)"
+fi
 cafe_start_relays
 if [ -n "$CAFE_STANDIN" ]; then
     echo "   ** once-relay is not built here: using the STAND-IN relay (a shell loop calling"

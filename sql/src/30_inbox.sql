@@ -3,7 +3,8 @@
 --   once.subscribe        route topics (NATS-style patterns) to handler(msg once.inbound)
 --   once.deliver          receive + every matching handler in the caller's transaction
 --   once.inbox_failed     count a failed attempt after the failing transaction rolled back;
---                         after max_attempts the message is poison until once.inbox_retry
+--                         after max_attempts the message is poison until once.inbox_retry,
+--                         which runs it again from the copy inbox_failed kept, if given one
 
 -- What a handler receives.
 CREATE TYPE once.inbound AS (
@@ -53,9 +54,15 @@ CREATE TABLE once.inbox_failures (
     last_error      text,
     first_failed_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     last_failed_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- (0.3) the message itself, when the caller of once.inbox_failed passed it (once-relay
+    -- does): once.inbox_retry delivers a poison message again from this copy. topic is NULL
+    -- when there is no copy.
+    topic           text,
+    payload         jsonb,
+    headers         jsonb,
     PRIMARY KEY (source, message_id)
 );
-COMMENT ON TABLE once.inbox_failures IS 'Failed attempts per message; at max_attempts once.inbox gets a poison row';
+COMMENT ON TABLE once.inbox_failures IS 'Failed attempts per message, with a copy of the message when given; at max_attempts once.inbox gets a poison row';
 REVOKE ALL ON TABLE once.inbox_failures FROM PUBLIC;
 GRANT SELECT ON TABLE once.inbox_failures TO once_admin;
 
@@ -144,6 +151,12 @@ AS 'MODULE_PATHNAME', 'once_inbox_failed' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION once.inbox_failed(text, text, text) IS
     'Count a failed attempt (call after the failing transaction rolled back); returns the attempt count';
 
+CREATE FUNCTION once.inbox_failed(source text, message_id text, error text, topic text, payload jsonb, headers jsonb)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'once_inbox_failed' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION once.inbox_failed(text, text, text, text, jsonb, jsonb) IS
+    'once.inbox_failed keeping a copy of the message, so that once.inbox_retry can deliver it again if it becomes poison';
+
 CREATE FUNCTION once.subscribe(topic_pattern text, handler regprocedure, run_as regrole DEFAULT NULL)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'once_subscribe' LANGUAGE C VOLATILE;
@@ -165,20 +178,39 @@ COMMENT ON FUNCTION once.unsubscribe(text, regprocedure) IS
 
 CREATE FUNCTION once.inbox_retry(source text, message_id text)
 RETURNS boolean
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    WITH unpoisoned AS (
-        DELETE FROM once.inbox
-         WHERE source = $1 AND message_id = $2 AND poison
-        RETURNING 1),
-    forgotten AS (
-        DELETE FROM once.inbox_failures
-         WHERE source = $1 AND message_id = $2
-        RETURNING 1)
-    SELECT (SELECT count(*) FROM unpoisoned) + (SELECT count(*) FROM forgotten) > 0
+DECLARE
+    copy record;
+    unpoisoned boolean;
+BEGIN
+    DELETE FROM once.inbox i
+     WHERE i.source = inbox_retry.source AND i.message_id = inbox_retry.message_id AND i.poison;
+    unpoisoned := FOUND;
+    DELETE FROM once.inbox_failures f
+     WHERE f.source = inbox_retry.source AND f.message_id = inbox_retry.message_id
+    RETURNING f.topic, f.payload, f.headers INTO copy;
+    IF NOT FOUND THEN
+        RETURN unpoisoned;
+    END IF;
+    -- A poison message with a stored copy runs again now, in the caller's transaction, as
+    -- once.deliver runs it (each handler as its run_as role or owner, restricted): a relay
+    -- would never bring it again, its source was acknowledged. A handler error aborts the
+    -- caller's transaction and the message stays poison.
+    IF unpoisoned AND copy.topic IS NOT NULL THEN
+        IF once.deliver(inbox_retry.source, inbox_retry.message_id, copy.topic, copy.payload, copy.headers)
+           OPERATOR(pg_catalog.=) 'no_handler' THEN
+            RAISE EXCEPTION 'no inbox handler is subscribed for topic %', quote_literal(copy.topic)
+                USING ERRCODE = 'ON307',
+                      DETAIL = format('Message %s of source %s stays poison.', inbox_retry.message_id, inbox_retry.source),
+                      HINT = 'Subscribe a handler for the topic (once.subscribe), then retry.';
+        END IF;
+    END IF;
+    RETURN true;
+END
 $$;
 COMMENT ON FUNCTION once.inbox_retry(text, text) IS
-    'Forget the failed attempts of a message so once.deliver runs its handlers again; false if none were recorded';
+    'Forget the failed attempts of a message; a poison message with a stored copy runs its handlers again now, in this transaction; false if nothing was recorded';
 
 CREATE FUNCTION once.inbox_configure(source text, retention interval DEFAULT '7 days', max_attempts integer DEFAULT 5)
 RETURNS void
@@ -212,7 +244,9 @@ COMMENT ON FUNCTION once.inbox_configure(text, interval, integer) IS
 CREATE VIEW once.inbox_poison AS
 SELECT i.source, i.message_id, f.attempts,
        COALESCE(s.max_attempts, 5) AS max_attempts,
-       f.last_error, f.first_failed_at, f.last_failed_at
+       f.last_error, f.first_failed_at, f.last_failed_at,
+       COALESCE(i.topic, f.topic) AS topic, f.payload, f.headers,
+       f.topic IS NOT NULL AS has_copy
   FROM once.inbox i
   LEFT JOIN once.inbox_failures f
          ON f.source OPERATOR(pg_catalog.=) i.source AND f.message_id OPERATOR(pg_catalog.=) i.message_id
@@ -285,6 +319,7 @@ REVOKE ALL ON FUNCTION once.receive(text, text, text),
     once.deliver(text, text, text, jsonb, jsonb),
     once.deliver(text, uuid, text, jsonb, jsonb),
     once.inbox_failed(text, text, text),
+    once.inbox_failed(text, text, text, text, jsonb, jsonb),
     once.subscribe(text, regprocedure, regrole),
     once.unsubscribe(text, regprocedure),
     once.inbox_retry(text, text),
@@ -293,7 +328,8 @@ REVOKE ALL ON FUNCTION once.receive(text, text, text),
 GRANT EXECUTE ON FUNCTION once.receive(text, text, text),
     once.deliver(text, text, text, jsonb, jsonb),
     once.deliver(text, uuid, text, jsonb, jsonb),
-    once.inbox_failed(text, text, text) TO once_consumer;
+    once.inbox_failed(text, text, text),
+    once.inbox_failed(text, text, text, text, jsonb, jsonb) TO once_consumer;
 GRANT EXECUTE ON FUNCTION once.subscribe(text, regprocedure, regrole),
     once.unsubscribe(text, regprocedure),
     once.inbox_retry(text, text),

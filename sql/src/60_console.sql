@@ -270,11 +270,11 @@ COMMENT ON FUNCTION once.console_recent_actions(bigint, integer) IS 'once-consol
 CREATE FUNCTION once.console_inbox_poison(after_source text DEFAULT NULL, after_id text DEFAULT NULL,
                                           max_rows integer DEFAULT 50)
 RETURNS TABLE (source text, message_id text, topic text, received_at timestamptz, attempts integer,
-               last_error text, first_failed_at timestamptz, last_failed_at timestamptz)
+               last_error text, first_failed_at timestamptz, last_failed_at timestamptz, has_copy boolean)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT i.source, i.message_id, i.topic, i.received_at, f.attempts, left(f.last_error, 300),
-           f.first_failed_at, f.last_failed_at
+    SELECT i.source, i.message_id, COALESCE(i.topic, f.topic), i.received_at, f.attempts, left(f.last_error, 300),
+           f.first_failed_at, f.last_failed_at, f.topic IS NOT NULL
       FROM once.inbox i
       LEFT JOIN once.inbox_failures f ON f.source = i.source AND f.message_id = i.message_id
      WHERE i.poison

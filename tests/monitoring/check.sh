@@ -2,7 +2,8 @@
 # The shipped monitoring files (packaging/monitoring): the alert rules pass promtool's check
 # and their unit tests; the dashboard is valid JSON; every metric the rules and the dashboard
 # query is one once-relay or once-console exports, and every exported metric is listed in the docs.
-# Exported = the metric names in the relay's source (metrics.cpp, outbox_gauges.cpp), or, with
+# Exported = the metric names in the relay's source (metrics.cpp, outbox_gauges.cpp,
+# inbound/inbound_metrics.cpp), or, with
 # an argument, the names in that file of a real relay's /metrics output (relay_outage_logs.sh).
 # (plus the once_wal_* names of the source, which only a --transport wal relay renders).
 # once-console's /metrics (the database's view: once_db_*, daemon/console/db_metrics.cpp)
@@ -23,7 +24,8 @@ if scraped:
     # table-transport relay lacks them, so they are taken from the source.
     exported |= set(re.findall(r'"(once_wal_[a-z_]+)', open(f'{root}/daemon/relay/metrics.cpp').read()))
 else:
-    src = open(f'{root}/daemon/relay/metrics.cpp').read() + open(f'{root}/daemon/relay/outbox_gauges.cpp').read()
+    src = (open(f'{root}/daemon/relay/metrics.cpp').read() + open(f'{root}/daemon/relay/outbox_gauges.cpp').read()
+           + open(f'{root}/daemon/relay/inbound/inbound_metrics.cpp').read())
     exported = set(re.findall(r'"(once_[a-z_]+)', src)) - {'once_relay_publish_latency_seconds_bucket'}
     types = {n: 'histogram' for n in exported if n == 'once_relay_publish_latency_seconds'}
 console = set(re.findall(r'"(once_db_[a-z_]+)', open(f'{root}/daemon/console/db_metrics.cpp').read()))

@@ -18,17 +18,35 @@ InboxModel load_inbox(Tx& tx, const std::string& after) {
     InboxModel m;
     for (int i = 0; i < rows.size(); ++i)
         m.poison.push_back({rows(i, "source"), rows(i, "message_id"), rows(i, "topic"), rows(i, "attempts"),
-                            rows(i, "first_failed_at"), rows(i, "last_failed_at"), rows(i, "last_error")});
+                            rows(i, "first_failed_at"), rows(i, "last_failed_at"), rows(i, "last_error"),
+                            rows(i, "has_copy") == "t"});
     for (int i = 0; i < subs.size(); ++i)
         m.subscriptions.push_back({subs(i, "topic_pattern"), subs(i, "handler"), subs(i, "subscribed_at"),
                                    subs(i, "handler_exists") == "t"});
     return m;
 }
 
+// What Retry does for this row, said truthfully. With a stored copy the handlers run again
+// at once (once.inbox_retry delivers the copy). Without one, Retry only forgets the failures:
+// the message runs again when its sender delivers it again. Either way, a pg_once relay (the
+// postgresql:// sink) that met poison dead-lettered the message in its own database, under
+// the relay's name (or its source=), which is this row's source: with a copy that dead letter
+// is left to discard, without one it is what to redrive.
+std::string retry_effect(const PoisonRow& r) {
+    if (r.has_copy)
+        return "<div class=muted>runs its handlers now, from the copy kept here. If a pg_once relay named <code>" +
+               esc(r.source) + "</code> brought it (postgresql:// sink), that relay also dead-lettered message <code>" +
+               esc(r.message_id) + "</code> in its own database: discard it there (a redrive is answered duplicate)</div>";
+    return "<div class=muted>forgets the failures only: the sender must deliver it again. From a pg_once relay named <code>" +
+           esc(r.source) + "</code>: it dead-lettered message <code>" + esc(r.message_id) +
+           "</code> in its own database; redrive it there (once.redrive)</div>";
+}
+
 std::string render_inbox(const InboxModel& m) {
     std::ostringstream b;
     b << "<p class=muted>Poison messages failed their source's max attempts; once.deliver refuses them until they are "
-         "retried (fix the handler or the data first).</p><table id=poison><tr><th>source</th><th>message id</th><th>topic</th>"
+         "retried (fix the handler or the data first). Retry runs the handlers again at once when the inbox kept a copy "
+         "of the message; otherwise it only forgets the failures, and the message runs when its sender delivers it again.</p><table id=poison><tr><th>source</th><th>message id</th><th>topic</th>"
          "<th>attempts</th><th>first failed</th><th>last failed</th><th>last error</th><th></th></tr>";
     for (auto& r : m.poison) {
         b << "<tr class=attn><td>" << esc(r.source) << "</td><td>" << esc(r.message_id) << "</td><td>" << esc(r.topic)
@@ -37,7 +55,7 @@ std::string render_inbox(const InboxModel& m) {
           << "</td><td><form method=post action=\"/inbox/confirm\"><input type=hidden name=csrf value=\"" << m.csrf
           << "\"><input type=hidden name=op value=inbox_retry><input type=hidden name=a value=\"" << esc(r.source)
           << "\"><input type=hidden name=b value=\"" << esc(r.message_id)
-          << "\"><button type=submit>Retry…</button></form></td></tr>";
+          << "\"><button type=submit>Retry…</button></form>" << retry_effect(r) << "</td></tr>";
     }
     if (m.poison.empty()) b << "<tr><td colspan=8 class=muted>No poison messages.</td></tr>";
     b << "</table>";

@@ -11,6 +11,7 @@ namespace once::console {
 
 struct PoisonRow {
     std::string source, message_id, topic, attempts, first_failed_at, last_failed_at, last_error;
+    bool has_copy = false;   // the inbox kept the message: Retry runs its handlers now
 };
 
 struct SubscriptionRow {

@@ -28,7 +28,9 @@ std::string render_row_action_confirm(const RowActionConfirmModel& m) {
     if (!m.admin) b << "<div class=error>Your role (viewer) cannot act; ask an admin.</div>";
     if (m.op == "inbox_retry")
         b << "<p id=question>Retry message <code>" << esc(m.b) << "</code> from source <code>" << esc(m.a)
-          << "</code>? Its failures are forgotten and the next delivery runs its handlers again.</p>";
+          << "</code>? Its failures are forgotten. If the inbox kept a copy of it, its handlers run again now (a failure "
+             "leaves it poison); otherwise they run when its sender delivers it again (a pg_once relay named after the "
+             "source dead-lettered it in its own database: redrive it there).</p>";
     else
         b << "<p id=question>Release key <code>" << esc(m.b) << "</code> in scope <code>" << esc(m.a) << "</code> of owner <code>"
           << esc(m.owner_name) << "</code>? Its holder loses it; that owner's next call with the key runs the command again. "

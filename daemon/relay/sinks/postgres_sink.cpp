@@ -64,7 +64,8 @@ void PostgresSink::connect() {
     r = PQexec(conn_,
                "SELECT pg_catalog.to_regprocedure('once.deliver(text,uuid,text,jsonb,jsonb)') IS NOT NULL,"
                "       EXISTS (SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace"
-               "               WHERE n.nspname = 'once' AND p.proname = 'inbox_failed')");
+               "               WHERE n.nspname = 'once' AND p.proname = 'inbox_failed'),"
+               "       pg_catalog.to_regprocedure('once.inbox_failed(text,text,text,text,jsonb,jsonb)') IS NOT NULL");
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         std::string e = PQresultErrorMessage(r);
         PQclear(r);
@@ -73,6 +74,7 @@ void PostgresSink::connect() {
     }
     bool has_deliver = PQgetvalue(r, 0, 0)[0] == 't';
     has_inbox_failed_ = PQgetvalue(r, 0, 1)[0] == 't';
+    inbox_failed_keeps_copy_ = PQgetvalue(r, 0, 2)[0] == 't';
     PQclear(r);
     if (!has_deliver) {
         disconnect();
@@ -140,7 +142,13 @@ void PostgresSink::submit(uint64_t token, const Message& m) {
 void PostgresSink::send_segment(Segment seg, std::vector<Outcome>& out) {
     for (auto& c : seg.calls) {
         int ok;
-        if (seg.failure_record) {
+        if (seg.failure_record && inbox_failed_keeps_copy_) {
+            // With a copy of the message: once.inbox_retry can run it again from there.
+            const char* params[6] = {source_.c_str(), c.id.c_str(), c.outcome.error.c_str(), c.topic.c_str(),
+                                     c.payload.c_str(), c.has_headers ? c.headers.c_str() : nullptr};
+            ok = PQsendQueryParams(conn_, "SELECT once.inbox_failed($1, $2, $3, $4, $5::jsonb, $6::jsonb)", 6, nullptr,
+                                   params, nullptr, nullptr, 0);
+        } else if (seg.failure_record) {
             const char* params[3] = {source_.c_str(), c.id.c_str(), c.outcome.error.c_str()};
             ok = PQsendQueryParams(conn_, "SELECT once.inbox_failed($1, $2, $3)", 3, nullptr, params, nullptr, nullptr, 0);
         } else {
@@ -253,6 +261,10 @@ void PostgresSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
                         f.failure_record = true;
                         Call fc;
                         fc.id = c.id;
+                        fc.topic = c.topic;
+                        fc.payload = c.payload;
+                        fc.headers = c.headers;
+                        fc.has_headers = c.has_headers;
                         fc.outcome.error = out.back().error;
                         f.calls.push_back(std::move(fc));
                         resend.push_back(std::move(f));
@@ -269,6 +281,7 @@ void PostgresSink::process(const pollfd*, size_t, std::vector<Outcome>& out) {
             std::string v = PQgetvalue(r, 0, 0);
             if (v == "processed" || v == "duplicate") {
                 c.outcome.verdict = Verdict::delivered;
+                c.outcome.duplicate = v == "duplicate";
             } else if (v == "no_handler") {
                 c.outcome.verdict = Verdict::retry;
                 c.outcome.error = "no handler subscribed for topic \"" + c.topic + "\" in the inbox database (once.subscribe); will retry";

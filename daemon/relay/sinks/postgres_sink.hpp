@@ -6,7 +6,8 @@
 // message. URI options: ?tx=message forces one transaction per message; ?group=N caps a
 // group (default 500). 'processed' and 'duplicate' are delivered;
 // 'no_handler' is a retry with a clear reason (a later once.subscribe can still take it);
-// 'poison' is dead. A handler error is recorded with once.inbox_failed and retried.
+// 'poison' is dead. A handler error is recorded with once.inbox_failed (with a copy of the
+// message where the database's pg_once keeps one, for once.inbox_retry) and retried.
 // Source = the URI's source= parameter, else the relay's --name.
 #pragma once
 
@@ -75,6 +76,7 @@ private:
     bool text_ids_ = false;           // once.deliver(text, text, ...) instead of the uuid overload
     PGconn* conn_ = nullptr;
     bool has_inbox_failed_ = false;
+    bool inbox_failed_keeps_copy_ = false;   // once.inbox_failed(..., topic, payload, headers) exists (0.3)
     bool want_write_ = false;
     std::vector<Call> pending_;       // submitted, not yet sent
     std::deque<Segment> segments_;    // sent, awaiting results, in order

@@ -181,6 +181,8 @@ if [ "$CHAOS_TRANSPORT" = wal ]; then
         local name=$1 db= sink= topics= i
         shift
         local args=("$@")
+        # An inbound relay (--source) reads a stream, not an outbox: no slot.
+        [[ " $* " == *" --source "* ]] && { chaos_table_start_relay "$name" "$@"; return; }
         for ((i = 0; i + 1 < ${#args[@]}; i++)); do
             case ${args[i]} in --db) db=${args[i+1]} ;; --sink) sink=${args[i+1]} ;; --topics) topics=${args[i+1]} ;; esac
         done

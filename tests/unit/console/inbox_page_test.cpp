@@ -33,8 +33,19 @@ TEST(InboxPage, MarksASubscriptionWhoseHandlerWasDropped) {
 // The inbox's retry is confirmed and done under the inbox's own URLs.
 TEST(InboxPage, TheRetryPostsToTheInboxConfirmation) {
     InboxModel m;
-    m.poison.push_back({"src", "m1", "t", "5", "", "", "err"});
+    m.poison.push_back({"src", "m1", "t", "5", "", "", "err", false});
     std::string html = render_inbox(m);
     EXPECT_TRUE(contains(html, "action=\"/inbox/confirm\""));
     EXPECT_FALSE(contains(html, "/other/"));
+}
+
+TEST(InboxPage, SaysWhatRetryDoesWithAndWithoutACopy) {
+    InboxModel m;
+    m.poison.push_back({"ONCE", "id-1", "t", "5", "", "", "e", true});
+    m.poison.push_back({"shop-relay", "id-2", "t", "5", "", "", "e", false});
+    std::string html = render_inbox(m);
+    EXPECT_TRUE(contains(html, "runs its handlers now, from the copy kept here. If a pg_once relay named <code>ONCE</code> "
+                               "brought it (postgresql:// sink), that relay also dead-lettered message <code>id-1</code>"));
+    EXPECT_TRUE(contains(html, "From a pg_once relay named <code>shop-relay</code>: it dead-lettered message <code>id-2</code> "
+                               "in its own database; redrive it there"));
 }

@@ -250,6 +250,27 @@ SavedPlan failed_plan(
     " SELECT attempts FROM failure",
     {TEXTOID, TEXTOID, TEXTOID});
 
+// The same, keeping a copy of the message ($4 topic, $5 payload, $6 headers) for
+// once.inbox_retry, and the topic on the poison row.
+SavedPlan failed_with_copy_plan(
+    "WITH failure AS ("
+    "  INSERT INTO once.inbox_failures AS f (source, message_id, attempts, last_error, topic, payload, headers)"
+    "  VALUES ($1, $2, 1, $3, $4, $5, $6)"
+    "  ON CONFLICT (source, message_id) DO UPDATE"
+    "     SET attempts = f.attempts OPERATOR(pg_catalog.+) 1, last_error = excluded.last_error,"
+    "         last_failed_at = pg_catalog.now(), topic = excluded.topic, payload = excluded.payload,"
+    "         headers = excluded.headers"
+    "  RETURNING f.attempts),"
+    " poisoned AS ("
+    "  INSERT INTO once.inbox (source, message_id, topic, poison)"
+    "  SELECT $1, $2, $4, true FROM failure"
+    "   WHERE failure.attempts OPERATOR(pg_catalog.>=) COALESCE("
+    "         (SELECT s.max_attempts FROM once.inbox_sources s"
+    "           WHERE s.source OPERATOR(pg_catalog.=) $1), 5)"
+    "  ON CONFLICT (source, message_id) DO NOTHING)"
+    " SELECT attempts FROM failure",
+    {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID});
+
 // ------------------------------------------------------------------------- subscribe
 
 SavedPlan subscribe_plan(
@@ -324,17 +345,25 @@ ONCE_SQL_FUNCTION(once_deliver_uuid) {
     return deliver_entry(fcinfo, source, uuid_message_id_arg(fcinfo, 1));
 }
 
+// once.inbox_failed(source, id, error) and (source, id, error, topic, payload, headers):
+// the second keeps a copy of the message (its topic validated as deliver's).
 ONCE_SQL_FUNCTION(once_inbox_failed) {
     text* source = source_arg(fcinfo, 0);
     text* id = message_id_arg(fcinfo, 1);
-    Datum values[] = {PointerGetDatum(source), PointerGetDatum(id),
-                      PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2)};
-    const char nulls[] = {' ', ' ', PG_ARGISNULL(2) ? 'n' : ' '};
+    const bool with_copy = PG_NARGS() >= 6;
+    text* topic = with_copy ? topic_arg(fcinfo, 3, false) : nullptr;
+    auto arg = [&](int i) { return PG_ARGISNULL(i) ? Datum(0) : PG_GETARG_DATUM(i); };
+    auto null = [&](int i) { return PG_ARGISNULL(i) ? 'n' : ' '; };
+    Datum values[] = {PointerGetDatum(source), PointerGetDatum(id), arg(2),
+                      topic ? PointerGetDatum(topic) : Datum(0), with_copy ? arg(4) : Datum(0),
+                      with_copy ? arg(5) : Datum(0)};
+    const char nulls[] = {' ', ' ', null(2), topic ? ' ' : 'n', with_copy ? null(4) : 'n', with_copy ? null(5) : 'n'};
     int32 attempts;
     {
         SpiSession spi;
         AsExtensionOwner owner;
-        attempts = failed_plan.execute_returning_int32(values, nulls, "record the failed attempt");
+        attempts = (with_copy ? failed_with_copy_plan : failed_plan)
+                       .execute_returning_int32(values, nulls, "record the failed attempt");
     }
     PG_RETURN_INT32(attempts);
 }
