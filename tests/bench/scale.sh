@@ -49,7 +49,8 @@
 # Usage: tests/bench/scale.sh   (after ./scripts/build)
 #   SCALE_MAX (default 10000000): sizes above it are skipped (a smoke run: SCALE_MAX=100000)
 #   SCALE_SECONDS (default 10): each timed run   SCALE_ONLY="1 2 3 4 5 6": some rows only
-#   FILL_CHUNK (default 100000)   ONCE_BENCH_PG=18: PostgreSQL 18 (results/scale-pg18.txt)
+#   FILL_CHUNK (default 100000), RUN_FILL_CHUNK (default 5000: row 6's fill, see below)
+#   ONCE_BENCH_PG=18: PostgreSQL 18 (results/scale-pg18.txt)
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -59,11 +60,17 @@ SCALE_MAX=${SCALE_MAX:-10000000}
 SCALE_SECONDS=${SCALE_SECONDS:-10}
 SCALE_ONLY=${SCALE_ONLY:-1 2 3 4 5 6}
 FILL_CHUNK=${FILL_CHUNK:-100000}
+# once.run holds a lock per key until its transaction ends: the shared lock table
+# (max_locks_per_transaction x max_connections) bounds how many one transaction may store.
+RUN_FILL_CHUNK=${RUN_FILL_CHUNK:-5000}
 [ -x "$RELAY" ] || { echo "scale: no $RELAY: run ./scripts/build first" >&2; exit 1; }
 work=$(mktemp -d); chmod 755 "$work"
-RELAY_PID=
+# The relay runs inside a command substitution (a subshell): its pid goes to a file.
 cleanup() {
-    [ -z "$RELAY_PID" ] || { kill "$RELAY_PID" 2>/dev/null || true; wait "$RELAY_PID" 2>/dev/null || true; }
+    local p
+    p=$(cat "$work/relay.pid" 2>/dev/null || true)
+    [ -z "$p" ] || kill "$p" 2>/dev/null || true
+    wait 2>/dev/null || true
     once_cluster_stop; rm -rf "$work"
 }
 trap cleanup EXIT
@@ -99,13 +106,13 @@ echo "# scale: $(date -u '+%F %H:%M UTC'), PostgreSQL $(sql -c 'SHOW server_vers
 printf '%-46s | %-8s | %s\n' "curve" "cost" "size: pg_once / baseline = ratio | ... | growth (baseline's) | target" | tee -a "$out"
 
 # ------------------------------------------------------------------ helpers
-# fill FROM TO SQL: runs SQL (with @A@ and @B@ for the bounds of n) over FROM..TO in
-# transactions of FILL_CHUNK.
+# fill FROM TO SQL [CHUNK]: runs SQL (with @A@ and @B@ for the bounds of n) over FROM..TO in
+# transactions of CHUNK (default FILL_CHUNK) values of n.
 fill() {
-    local from=$1 to=$2 tpl=$3 s e q
+    local from=$1 to=$2 tpl=$3 chunk=${4:-$FILL_CHUNK} s e q
     [ "$from" -le "$to" ] || return 0
-    for ((s = from; s <= to; s += FILL_CHUNK)); do
-        e=$((s + FILL_CHUNK - 1)); [ "$e" -le "$to" ] || e=$to
+    for ((s = from; s <= to; s += chunk)); do
+        e=$((s + chunk - 1)); [ "$e" -le "$to" ] || e=$to
         q=${tpl//@A@/$s}; echo "${q//@B@/$e};"
     done | sql >/dev/null
 }
@@ -325,7 +332,7 @@ if wants 5; then
         t0=$(date +%s.%N)
         "${AS[@]}" "$RELAY" --db "$SRC" --sink stdout: --name scale --metrics "127.0.0.1:$port" \
             --maintenance off --log-level warn >/dev/null 2>>"$work/relay.log" &
-        RELAY_PID=$!
+        RELAY_PID=$!; echo "$RELAY_PID" >"$work/relay.pid"
         deadline=$((SECONDS + 120 + n / 1000))
         while :; do
             a=$(acked "$metrics")
@@ -336,7 +343,7 @@ if wants 5; then
         done
         hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$RELAY_PID/status")
         echo "$(awk -v k="$hwm" 'BEGIN { printf "%.1f", k / 1024 }') $(awk -v n="$n" -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", n / (b - a) }')"
-        kill -TERM "$RELAY_PID" 2>/dev/null || true; wait "$RELAY_PID" 2>/dev/null || true; RELAY_PID=
+        kill -TERM "$RELAY_PID" 2>/dev/null || true; wait "$RELAY_PID" 2>/dev/null || true; rm -f "$work/relay.pid"
     }
     relay_fill() {
         sql -c "TRUNCATE once.outbox" >/dev/null
@@ -376,7 +383,8 @@ SQL
     for size in $(sizes_upto "${sizes[@]}"); do
         echo "row 6: $(label "$size") keys..." >&2
         fill $(($(rows once.keys) + 1)) "$size" \
-            "SELECT count(*) FROM generate_series(@A@, @B@) n, once.run('scale', 'pre-' || n, '{\"item\": \"latte\"}', 'SELECT \$1') r"
+            "SELECT count(*) FROM generate_series(@A@, @B@) n, once.run('scale', 'pre-' || n, '{\"item\": \"latte\"}', 'SELECT \$1') r" \
+            "$RUN_FILL_CHUNK"
         fill $(($(rows plain_keys) + 1)) "$size" \
             "INSERT INTO plain_keys SELECT 'scale', 'pre-' || n, '{\"item\": \"latte\"}', '{\"item\": \"latte\"}', now() + interval '24 hours' FROM generate_series(@A@, @B@) n"
         vacuum once.keys, plain_keys
