@@ -362,7 +362,10 @@ if wants 5; then
         rates+=("$(label "$size") $rate msgs/s")
     done
     skip_above "${sizes[@]}"; curve_end
-    [ "${#rates[@]}" = 0 ] || echo "  5 relay drain rate (context): $(IFS=,; echo "${rates[*]}")" | tee -a "$out"
+    if [ "${#rates[@]}" -gt 0 ]; then
+        joined=$(printf '%s; ' "${rates[@]}")
+        echo "  5 relay drain rate (context): ${joined%; }" | tee -a "$out"
+    fi
     sql -c "TRUNCATE once.outbox" >/dev/null
 fi
 
