@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Benchmark: how pg_once's cost grows with the work. One table of curves: each row measures
 # one cost of pg_once at several sizes, each size against a baseline measured in the same run
-# (the two alternate in order from size to size). Results are appended to
+# (the two take turns at running first). Results are appended to
 # tests/bench/results/scale.txt (scale-pg18.txt with ONCE_BENCH_PG=18).
 #
 # Every figure is a COST PER OPERATION (lower is better): ms per pgbench transaction, µs per
