@@ -1,5 +1,6 @@
 #include "inbound/inbox_uri.hpp"
 
+#include "percent_encoding.hpp"
 #include "uri.hpp"
 
 #include <libpq-fe.h>
