@@ -47,10 +47,17 @@ BEGIN
 END $$;
 SELECT once.subscribe('picky.>', 'public.picky(once.inbound)'::regprocedure);
 SQL
-as_relay_user "$RELAY_BIN" --db "host=$PGHOST port=$PGPORT user=postgres dbname=dst" --source "$SOURCE_URI" --check-config |
-    grep -q "configuration OK (inbound" || fail "--check-config with --source"
+# A check changes nothing: the missing consumer is reported, not created.
+consumers() { curl -sf "http://127.0.0.1:$NATS_MON/jsz?consumers=1" | jq '[.account_details[]?.stream_detail[]?.consumer_detail[]?] | length'; }
+out=$(as_relay_user "$RELAY_BIN" --db "host=$PGHOST port=$PGPORT user=postgres dbname=dst" --source "$SOURCE_URI" --check-config 2>&1) ||
+    fail "--check-config with --source: $out"
+grep -q "configuration OK (inbound" <<<"$out" || fail "--check-config with --source: $out"
+grep -q 'consumer ".*" of stream .* does not exist; once-relay will create it at start' <<<"$out" ||
+    fail "--check-config did not report the missing consumer: $out"
+[ "$(consumers)" = 0 ] || fail "--check-config created a consumer ($(consumers))"
 start_relay in --db "host=$PGHOST port=$PGPORT user=postgres dbname=dst" --source "$SOURCE_URI" --metrics "127.0.0.1:$MPORT"
 once_wait_for "inbound relay metrics" 30 metric_at_least once_inbound_delivered_total 0 || fail "no inbound metrics"
+[ "$(consumers)" = 1 ] || fail "the relay did not create its consumer ($(consumers))"
 
 say "$N messages over 40 keys: each handled once, in order per key"
 send_messages "$N" 40

@@ -51,8 +51,9 @@ public:
     }
 
     int run();
-    // Opens both sides as run() does, then stops (--check-config).
-    void open_both();
+    // Opens both sides as run() does. With check_only (--check-config) the consumer is only
+    // looked up, never created: returns what start would create ("" when nothing).
+    std::string open_both(bool check_only = false);
 
 private:
     void take_fetched();
@@ -191,7 +192,7 @@ void InboundRelay::update_gauges() {
     }
 }
 
-void InboundRelay::open_both() {
+std::string InboundRelay::open_both(bool check_only) {
     InboundSource src;
     try {
         src = parse_inbound_source(parse_uri(opt_.source));
@@ -218,7 +219,9 @@ void InboundRelay::open_both() {
     sink_ = std::make_unique<PostgresSink>(parse_uri(db_uri), src.inbox_source, opt_.sink_timeout, opt_.connect_timeout);
     sink_->open();
     metrics_.db_connected = true;
+    if (check_only) return consumer_->check();
     consumer_->open(static_cast<size_t>(opt_.max_in_flight));
+    return {};
 }
 
 int InboundRelay::run() {
@@ -305,7 +308,8 @@ int check_inbound_config(const Options& options) {
     SignalFd signals;
     SystemdNotifier notifier;
     InboundRelay relay(options, metrics, signals, notifier);
-    relay.open_both();
+    std::string note = relay.open_both(true);
+    if (!note.empty()) std::printf("once-relay: %s\n", note.c_str());
     std::printf("once-relay: configuration OK (inbound: source %s, inbox database %s)\n",
                 redact_uri(options.source).c_str(), redact_conninfo(options.db).c_str());
     return 0;

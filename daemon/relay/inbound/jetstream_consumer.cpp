@@ -74,6 +74,19 @@ void JetStreamConsumer::stop() {
     if (impl_->thread.joinable()) impl_->thread.join();
 }
 
+std::string JetStreamConsumer::check() {
+    check_only_ = true;
+    check_note_.clear();
+    try {
+        open(0);
+    } catch (...) {
+        check_only_ = false;
+        throw;
+    }
+    check_only_ = false;
+    return check_note_;
+}
+
 void JetStreamConsumer::open(size_t max_held) {
     Impl& im = *impl_;
     im.max_held = max_held;
@@ -112,9 +125,15 @@ void JetStreamConsumer::open(size_t max_held) {
             throw SourceError("inbound: consumer \"" + source_.consumer + "\" of stream " + source_.stream +
                               " is not a pull consumer with explicit acks; the inbound relay needs one (use another name)");
         spdlog::info("inbound: consumer {} of stream {} found", source_.consumer, source_.stream);
+        if (check_only_) return;
     } else if (jerr == JSStreamNotFoundErr) {
         throw SourceError("inbound: JetStream stream \"" + source_.stream + "\" does not exist");
     } else if (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr) {
+        if (check_only_) {
+            check_note_ = "JetStream consumer \"" + source_.consumer + "\" of stream " + source_.stream +
+                          " does not exist; once-relay will create it at start";
+            return;
+        }
         jsConsumerConfig cc;
         jsConsumerConfig_Init(&cc);
         cc.Durable = source_.consumer.c_str();

@@ -51,6 +51,10 @@ public:
     // Connects, creates the consumer if missing (or checks it), binds a pull subscription.
     // Throws SourceError.
     void open(size_t max_held);
+    // What --check-config does: connect and look the stream and the consumer up, changing
+    // nothing. Returns a note for the operator: the consumer open() would create (empty when it
+    // exists). Throws SourceError as open() does.
+    std::string check();
     ConsumerState state();   // a fresh look (blocking request); throws SourceError
     // Starts the fetch thread; its first pull waits `first_fetch_after` (see inbound_relay.cpp).
     void start(Millis first_fetch_after);
@@ -73,6 +77,8 @@ public:
 private:
     struct Impl;
     InboundSource source_;
+    bool check_only_ = false;   // set by check(): open() stops after the lookup
+    std::string check_note_;
     Millis connect_timeout_;
     Millis request_timeout_;
     std::unique_ptr<Impl> impl_;
