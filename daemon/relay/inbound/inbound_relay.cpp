@@ -225,7 +225,28 @@ std::string InboundRelay::open_both(bool check_only) {
 }
 
 int InboundRelay::run() {
-    open_both();
+    // A cluster still electing its leaders, or a node restarting, times the first requests
+    // out: the relay tries again (backing off up to --reconnect-max) instead of exiting; a
+    // wrong configuration (no such stream, a consumer of another kind) still ends it at once.
+    for (Millis backoff{250};;) {
+        try {
+            open_both();
+            break;
+        } catch (const SourceError& e) {
+            if (!e.transient()) throw;
+            spdlog::warn("{}; trying again in {}", e.what(), format_duration(backoff));
+            consumer_.reset();
+            pollfd pfd{signals_.fd(), POLLIN, 0};
+            ::poll(&pfd, 1, static_cast<int>(backoff.count()));
+            SignalEvents events;
+            signals_.read(events);
+            if (events.stop) {
+                spdlog::info("inbound relay: stopped before the stream could be reached");
+                return 0;
+            }
+            backoff = std::min(backoff * 2, std::max(opt_.reconnect_max, Millis(250)));
+        }
+    }
     const InboundSource& src = consumer_->source();
     ConsumerState st = consumer_->state();
     lanes_.start(st.delivered_consumer_seq, st.delivered_stream_seq, st.ack_pending);

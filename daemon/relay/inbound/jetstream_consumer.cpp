@@ -25,6 +25,13 @@ std::string status_text(natsStatus s) {
     return out;
 }
 
+// A failure that may pass: no server reachable, none answering in time, none responding yet.
+bool transient_status(natsStatus s) {
+    return s == NATS_TIMEOUT || s == NATS_NO_SERVER || s == NATS_NO_RESPONDERS || s == NATS_CONNECTION_CLOSED ||
+           s == NATS_CONNECTION_DISCONNECTED || s == NATS_NOT_YET_CONNECTED || s == NATS_IO_ERROR ||
+           s == NATS_STALE_CONNECTION;
+}
+
 constexpr int64_t kNanosPerMilli = 1000000;
 
 }  // namespace
@@ -102,7 +109,8 @@ void JetStreamConsumer::open(size_t max_held) {
     if (s == NATS_OK) s = natsOptions_SetName(im.opts, "once-relay inbound");
     if (s != NATS_OK) throw SourceError("inbound: bad NATS options: " + status_text(s));
     s = natsConnection_Connect(&im.conn, im.opts);
-    if (s != NATS_OK) throw SourceError("cannot reach the NATS server(s) " + source_.description + ": " + status_text(s));
+    if (s != NATS_OK)
+        throw SourceError("cannot reach the NATS server(s) " + source_.description + ": " + status_text(s), transient_status(s));
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = request_timeout_.count();
@@ -146,14 +154,15 @@ void JetStreamConsumer::open(size_t max_held) {
         s = js_AddConsumer(&ci, im.js, source_.stream.c_str(), &cc, nullptr, &jerr);
         if (s != NATS_OK)
             throw SourceError("inbound: cannot create consumer " + source_.consumer + " on stream " + source_.stream + ": " +
-                              status_text(s));
+                              status_text(s), transient_status(s));
         jsConsumerInfo_Destroy(ci);
         spdlog::info("inbound: created durable consumer {} on stream {} (filter {}, AckWait {}ms, MaxDeliver unlimited)",
                      source_.consumer, source_.stream, source_.filter.empty() ? "none" : source_.filter,
                      source_.ack_wait.count());
     } else {
         throw SourceError("inbound: cannot look up consumer " + source_.consumer + " of stream " + source_.stream + ": " +
-                          status_text(s) + " (is JetStream enabled? nats-server -js)");
+                              status_text(s) + " (is JetStream enabled? nats-server -js)",
+                          transient_status(s));
     }
     jsSubOptions so;
     jsSubOptions_Init(&so);
@@ -161,7 +170,8 @@ void JetStreamConsumer::open(size_t max_held) {
     so.Consumer = source_.consumer.c_str();
     s = js_PullSubscribe(&im.sub, im.js, source_.filter.empty() ? ">" : source_.filter.c_str(), source_.consumer.c_str(),
                          nullptr, &so, &jerr);
-    if (s != NATS_OK) throw SourceError("inbound: cannot bind to consumer " + source_.consumer + ": " + status_text(s));
+    if (s != NATS_OK)
+        throw SourceError("inbound: cannot bind to consumer " + source_.consumer + ": " + status_text(s), transient_status(s));
 }
 
 ConsumerState JetStreamConsumer::state() {

@@ -21,7 +21,15 @@ namespace once::relay {
 
 class SourceError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    // transient: the servers did not answer in time or could not be reached (a cluster still
+    // electing its leaders, a node restarting): trying again may succeed. Otherwise the
+    // configuration is wrong (no such stream, a consumer of another kind) and it will not.
+    explicit SourceError(const std::string& what, bool transient = false)
+        : std::runtime_error(what), transient_(transient) {}
+    bool transient() const { return transient_; }
+
+private:
+    bool transient_;
 };
 
 struct ConsumerState {

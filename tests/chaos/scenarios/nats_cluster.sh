@@ -34,7 +34,7 @@ nc_kill_leader() {
     nc_kill_node "$l"
     chaos_fault "stream leader kill -9"
     nc_start_node "$l"
-    once_wait_for "cluster healthy after leader kill" 60 nc_healthy || fail "NATS node $l did not come back"
+    once_wait_for "cluster healthy after leader kill" 180 nc_healthy || fail "NATS node $l did not come back"
 }
 
 nc_outage() {
@@ -46,7 +46,7 @@ nc_outage() {
     backlog=$(psql_src -c "SELECT count(*) FROM once.outbox")
     for i in "${NC_NODES[@]}"; do nc_start_node "$i"; done
     t0=$(date +%s.%N)
-    once_wait_for "cluster healthy after the outage" 60 nc_healthy || fail "NATS cluster did not come back"
+    once_wait_for "cluster healthy after the outage" 180 nc_healthy || fail "NATS cluster did not come back"
     nc_back_to() { [ "$(psql_src -c "SELECT count(*) FROM once.outbox")" -le "$1" ]; }
     once_wait_for "backlog drained" 300 nc_back_to "$((before + 200))" || fail "backlog not drained: $(psql_src -c 'SELECT count(*) FROM once.outbox')"
     local secs; secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
