@@ -13,7 +13,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 orders=${1:-200}
 [[ "$orders" =~ ^[0-9]+$ ]] && [ "$orders" -ge 10 ] || { echo "usage: scripts/demo [ORDERS >= 10]" >&2; exit 2; }
 
-export ONCE_STAGE_DIR=$root/build/stage ONCE_BUILD_DIR=$root/build
+# (a test passes the build of its server version; scripts/demo the default one)
+export ONCE_STAGE_DIR=${ONCE_STAGE_DIR:-$root/build/stage} ONCE_BUILD_DIR=${ONCE_BUILD_DIR:-$root/build}
 source "$root/tests/lib/cluster.sh"
 source "$root/examples/campus_cafe/cafe.sh"
 source "$root/examples/campus_cafe/console.sh"

@@ -16,7 +16,7 @@ command -v systemd-analyze >/dev/null || fail "systemd-analyze is needed (script
 # The drop-in as docs/relay-operations.md shows it: the ini block of its Credentials section.
 awk '/^#+ Credentials/ {s = 1} s && /^```ini/ {c = 1; next} c && /^```/ {exit} c {print}' \
     "$ONCE_SOURCE_DIR/docs/relay-operations.md" >"$T/credentials.conf"
-[ "$(grep -c '^LoadCredential=' "$T/credentials.conf")" = 3 ] || fail "docs/relay-operations.md: no three-line drop-in: $(cat "$T/credentials.conf")"
+[ "$(grep -c '^LoadCredential=' "$T/credentials.conf")" = 4 ] || fail "docs/relay-operations.md: no four-line drop-in: $(cat "$T/credentials.conf")"
 mkdir -p "$T/units"
 for u in once-relay.service once-relay@.service; do
     # ExecStart must name an existing binary: the one just built.

@@ -31,12 +31,15 @@ STATUS_BY_SQLSTATE = {
     "ON215": 403,  # no publishing grant lets this role publish on the topic
     "ON216": 409,  # a relay's settle met a key held by a prepared transaction
     "ON217": 400,  # invalid traceparent / tracestate header
+    "ON218": 400,  # invalid relay heartbeat
+    "ON219": 400,  # invalid message content_type
     "ON301": 400,  # invalid topic pattern
     "ON302": 400,  # invalid inbox source
     "ON303": 400,  # invalid inbox message id
     "ON304": 400,  # invalid handler
     "ON305": 500,  # a subscribed handler was dropped
     "ON306": 403,  # handler or local step owned by a role without its run_as role's rights
+    "ON307": 409,  # inbox retry of a poison copy with no handler for its topic
     "ON401": 400,  # invalid saga definition or name
     "ON402": 404,  # saga or definition not found
     "ON403": 422,  # reply names a step the saga lacks
