@@ -36,3 +36,5 @@ VALUES ('oncall', session_user, 'redrive', ARRAY['00000000-0000-0000-0000-000000
 -- message a relay gave back from the stream (once.wal_write_back).
 SELECT once.wal_write_back(ROW('0190b2c4-0000-7000-8000-0000000000aa', 'mail.digest', NULL, '{"n": 10}', NULL,
                            now(), 1, 'HTTP 503', false, NULL, NULL, NULL, NULL, NULL)::once.wal_write_back_message);
+-- A relay's heartbeat (once.relay_heartbeats), as once-relay writes it.
+SELECT once.relay_heartbeat('relay-a', 'host-1', 4242, 'table', 'stdout:', 'relaying', 12.5, now(), '0.3.0', '10 seconds');
