@@ -117,7 +117,7 @@ void Console::sample_rates() {
     }
 }
 
-std::string Console::page(Ctx& c, const std::string& title, const std::string& active, const std::string& body) {
+LayoutModel Console::layout(Ctx& c, const std::string& title, const std::string& active) {
     LayoutModel m;
     if (dbs_.size() > 1)
         for (auto& d : dbs_) m.databases.push_back(d->name);
@@ -130,23 +130,16 @@ std::string Console::page(Ctx& c, const std::string& title, const std::string& a
     m.flash = sessions_.take_flash(c.session_id);
     m.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.start).count();
     m.db_ms = c.db_ms;
-    return render_layout(m, body);
+    return m;
+}
+
+std::string Console::page(Ctx& c, const std::string& title, const std::string& active, const std::string& body) {
+    return render_layout(layout(c, title, active), body);
 }
 
 std::string Console::refreshing_page(Ctx& c, const Request& req, const std::string& title, const std::string& active,
                                      const std::string& body) {
-    LayoutModel m;
-    if (dbs_.size() > 1)
-        for (auto& d : dbs_) m.databases.push_back(d->name);
-    m.database = c.db_name;
-    m.title = title;
-    m.active = active;
-    m.user = c.session.user;
-    m.role = role_name(c.session.role);
-    m.csrf = c.session.csrf;
-    m.flash = sessions_.take_flash(c.session_id);
-    m.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.start).count();
-    m.db_ms = c.db_ms;
+    LayoutModel m = layout(c, title, active);
     m.refresh = refresh_state(req.path, req.query);
     return render_layout(m, body);
 }

@@ -6,6 +6,7 @@
 #include "console_options.hpp"
 #include "db.hpp"
 #include "login_limiter.hpp"
+#include "pages/layout.hpp"
 #include "rates.hpp"
 
 #include <condition_variable>
@@ -82,6 +83,8 @@ private:
     Response bulk_page(Ctx& c, const Request& req);      // dead letters by filter: count
     Response bulk_confirm(Ctx& c, const Request& req);   // how many the action will touch
     Response bulk_act(Ctx& c, const Request& req);
+    // The layout of a page: the user, the databases, the flash, the timings.
+    LayoutModel layout(Ctx& c, const std::string& title, const std::string& active);
     std::string page(Ctx& c, const std::string& title, const std::string& active, const std::string& body);
     // A page that reloads itself every kRefreshSeconds unless the request says refresh=off.
     std::string refreshing_page(Ctx& c, const Request& req, const std::string& title, const std::string& active,
