@@ -11,6 +11,7 @@ bool InboundLanes::add(uint64_t seq, const std::string& key, bool has_key) {
     e.has_key = has_key;
     entries_.emplace(seq, std::move(e));
     if (has_key) lanes_[key].insert(seq);
+    if (awaiting_ > 0 && fence_ && seq <= *fence_) --awaiting_;
     return true;
 }
 
@@ -18,7 +19,7 @@ std::vector<uint64_t> InboundLanes::take_ready(Clock::time_point now, size_t lim
     std::vector<uint64_t> out;
     for (auto& [seq, e] : entries_) {
         if (out.size() >= limit) break;
-        if (e.in_flight || e.not_before > now || fenced_out(seq)) continue;
+        if (e.in_flight || e.not_before > now || fenced_out(seq) || gathering(seq, now)) continue;
         if (e.has_key && *lanes_[e.key].begin() != seq) continue;   // an older one of its key first
         e.in_flight = true;
         ++in_flight_;
@@ -64,14 +65,22 @@ bool InboundLanes::delivered(uint64_t consumer_seq, uint64_t stream_seq) {
     return raised;
 }
 
-void InboundLanes::start(uint64_t delivered_consumer_seq, uint64_t delivered_stream_seq, int64_t ack_pending) {
+void InboundLanes::start(uint64_t delivered_consumer_seq, uint64_t delivered_stream_seq, int64_t ack_pending,
+                         Clock::time_point now, Clock::duration gather_for) {
     last_consumer_seq_ = delivered_consumer_seq;
     max_stream_seq_ = std::max(max_stream_seq_, delivered_stream_seq);
     if (ack_pending > 0 && (!fence_ || *fence_ < delivered_stream_seq)) fence_ = delivered_stream_seq;
+    if (ack_pending > 0 && gather_for > Clock::duration::zero()) {
+        awaiting_ = ack_pending;
+        gather_until_ = now + gather_for;
+    }
 }
 
 void InboundLanes::ack_floor(uint64_t seq) {
-    if (fence_ && seq >= *fence_) fence_.reset();
+    if (fence_ && seq >= *fence_) {
+        fence_.reset();
+        awaiting_ = 0;
+    }
 }
 
 std::optional<InboundLanes::Clock::time_point> InboundLanes::next_retry() const {

@@ -14,7 +14,12 @@
 //    consumer has unacknowledged deliveries, and whenever the consumer's delivery sequence
 //    skips a number, messages above the highest stream sequence delivered so far wait (in
 //    memory, counted in flight) until the consumer's ack floor reaches it: by then every
-//    earlier message was redelivered and settled. Messages at or below the fence go on.
+//    earlier message was redelivered and settled. Messages at or below the fence go on, in
+//    stream order: JetStream redelivers them in the order their AckWait ran out, which is not
+//    stream order (a message the killed run kept alive with progress notes comes back after
+//    a later message of its key). So at start the redeliveries are gathered first: none of
+//    them goes until as many as the consumer had unacknowledged have come back, or until a
+//    bound (twice AckWait) has passed, and then each lane takes its lowest sequence first.
 #pragma once
 
 #include <chrono>
@@ -50,7 +55,12 @@ public:
     // Returns true when this raised the fence.
     bool delivered(uint64_t consumer_seq, uint64_t stream_seq);
     // At start: the consumer's state (delivered sequences, unacknowledged count).
-    void start(uint64_t delivered_consumer_seq, uint64_t delivered_stream_seq, int64_t ack_pending);
+    // With `gather_for` (> 0), the redeliveries are gathered until all `ack_pending` are back
+    // or `now + gather_for` has passed.
+    void start(uint64_t delivered_consumer_seq, uint64_t delivered_stream_seq, int64_t ack_pending,
+               Clock::time_point now = {}, Clock::duration gather_for = {});
+    // Redeliveries still awaited before those at or below the fence may go (0: none).
+    int64_t awaited_redeliveries() const { return awaiting_; }
     // The consumer's ack floor (stream sequence): lifts the fence once it reaches it.
     void ack_floor(uint64_t stream_seq);
     std::optional<uint64_t> fence() const { return fence_; }
@@ -74,6 +84,9 @@ private:
         Clock::time_point not_before{};
     };
     bool fenced_out(uint64_t seq) const { return fence_ && seq > *fence_; }
+    bool gathering(uint64_t seq, Clock::time_point now) const {
+        return awaiting_ > 0 && now < gather_until_ && fence_ && seq <= *fence_;
+    }
 
     std::map<uint64_t, Entry> entries_;                      // by stream sequence
     std::map<std::string, std::set<uint64_t>> lanes_;        // key -> its held sequences
@@ -81,6 +94,8 @@ private:
     uint64_t last_consumer_seq_ = 0;
     uint64_t max_stream_seq_ = 0;
     std::optional<uint64_t> fence_;
+    int64_t awaiting_ = 0;                 // redeliveries not back yet (start's ack_pending)
+    Clock::time_point gather_until_{};
 };
 
 }  // namespace once::relay

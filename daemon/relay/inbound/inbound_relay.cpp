@@ -249,7 +249,10 @@ int InboundRelay::run() {
     }
     const InboundSource& src = consumer_->source();
     ConsumerState st = consumer_->state();
-    lanes_.start(st.delivered_consumer_seq, st.delivered_stream_seq, st.ack_pending);
+    // (the first pull waits AckWait, below; every redelivery is due by then, so twice AckWait
+    // bounds the gathering even when some never come back)
+    lanes_.start(st.delivered_consumer_seq, st.delivered_stream_seq, st.ack_pending, Clock::now(),
+                 2 * src.ack_wait + Millis(1000));
     if (lanes_.fence()) {
         ++metrics_.inbound.fences;
         spdlog::info("inbound: {} message(s) delivered earlier are not acknowledged; new messages (after stream sequence {}) "

@@ -140,6 +140,28 @@ TEST(InboundLanes, ARetryKeepsItsKeyBehindIt) {
     EXPECT_EQ(l.failures(1), 1);
 }
 
+// JetStream redelivers in the order AckWait ran out, not in stream order: a message the killed
+// run kept alive with progress notes (7) comes back after a later one of its key (8). At
+// start the redeliveries are gathered until all are back, so each key's lowest goes first.
+TEST(InboundLanes, RedeliveriesAtStartGoInStreamOrderOnceAllAreBack) {
+    InboundLanes l;
+    auto now = InboundLanes::Clock::now();
+    l.start(10, 10, 3, now, std::chrono::seconds(7));   // 3 unacknowledged: 7, 8 and 9
+    EXPECT_EQ(l.awaited_redeliveries(), 3);
+    l.add(8, "a", true);
+    l.add(9, "b", true);
+    EXPECT_TRUE(l.take_ready(now, 10).empty()) << "7 is not back yet: 8 would overtake it";
+    l.add(7, "a", true);
+    EXPECT_EQ(l.awaited_redeliveries(), 0);
+    EXPECT_EQ(l.take_ready(now, 10), (std::vector<uint64_t>{7, 9}));
+    // One that never comes back (its ack landed after all) holds them up to the bound only.
+    InboundLanes bounded;
+    bounded.start(10, 10, 2, now, std::chrono::seconds(7));
+    bounded.add(9, "a", true);
+    EXPECT_TRUE(bounded.take_ready(now + std::chrono::seconds(6), 10).empty());
+    EXPECT_EQ(bounded.take_ready(now + std::chrono::seconds(8), 10), (std::vector<uint64_t>{9}));
+}
+
 TEST(InboundLanes, FenceAtStartAndOnALostDelivery) {
     InboundLanes l;
     auto now = InboundLanes::Clock::now();
