@@ -172,7 +172,7 @@ void Relay::open_answers(ClaimSource& source) {
         if (a.messages.empty()) continue;
         // Claimed while SIGTERM or a lost database arrived: publish none of it, give it all back.
         const char* refused = stopping_ ? "relay stopping" : a.refused;
-        if (refused && source.give_back_unopened(a.lane)) continue;   // (locked: rolled back untouched)
+        if (refused && source.give_back_unopened(a.lane, a.messages)) continue;   // (locked: rolled back untouched)
         metrics_.batches++;
         failures_logged_ = 0;
         uint64_t first = next_token_;

@@ -71,8 +71,8 @@ public:
     virtual std::vector<ClaimAnswer> collect_claims() = 0;
     // The relay will not publish an answered claim (it is stopping): true when the source gave
     // it back untouched; false when the relay must open it, stopped, so it is settled as given
-    // back.
-    virtual bool give_back_unopened(size_t lane) = 0;
+    // back. `messages` are the answer's (collect_claims may have moved them out of the source).
+    virtual bool give_back_unopened(size_t lane, std::vector<Message>& messages) = 0;
     virtual void open_batch(size_t lane, Batch batch) = 0;
 
     // While batches publish: whatever keeps their claims valid and bounded (leases extended at

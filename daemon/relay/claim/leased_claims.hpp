@@ -59,7 +59,7 @@ public:
     std::vector<ClaimAnswer> collect_claims() override;
     // A leased claim cannot be handed back untouched: the relay opens it stopped, and its
     // settlement nacks it (false).
-    bool give_back_unopened(size_t) override { return false; }
+    bool give_back_unopened(size_t, std::vector<Message>&) override { return false; }
     void open_batch(size_t lane, Batch batch) override;
     // Extends the leases due (with the lease of the last claim).
     void keep_claims(Clock::time_point now) override;

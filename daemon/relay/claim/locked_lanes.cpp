@@ -66,7 +66,7 @@ void LockedLanes::open_batch(size_t lane, Batch batch) {
     l.state = LaneState::publishing;
 }
 
-bool LockedLanes::give_back_unopened(size_t lane) {
+bool LockedLanes::give_back_unopened(size_t lane, std::vector<Message>&) {
     Lane& l = lanes_[lane];
     l.tx->rollback();
     l.state = LaneState::idle;

@@ -60,7 +60,7 @@ public:
     // The answered lane publishes `batch` (its messages, numbered by the relay).
     void open_batch(size_t lane, Batch batch) override;
     // The answered lane rolls its claim back: the messages are back untouched.
-    bool give_back_unopened(size_t lane) override;
+    bool give_back_unopened(size_t lane, std::vector<Message>& messages) override;
     // stop_overdue, with a warning.
     void keep_claims(Clock::time_point now) override;
 

@@ -90,9 +90,9 @@ std::vector<ClaimAnswer> TableClaims::collect_claims() {
     return answers;
 }
 
-bool TableClaims::give_back_unopened(size_t lane) {
-    if (lane == kLeasedLane) return leased_->give_back_unopened(0);   // (false: opened stopped, nacked)
-    return locked_->give_back_unopened(lane);                          // (rolled back untouched)
+bool TableClaims::give_back_unopened(size_t lane, std::vector<Message>& messages) {
+    if (lane == kLeasedLane) return leased_->give_back_unopened(0, messages);   // (false: opened stopped, nacked)
+    return locked_->give_back_unopened(lane, messages);                          // (rolled back untouched)
 }
 
 void TableClaims::open_batch(size_t lane, Batch batch) {

@@ -83,7 +83,7 @@ public:
     std::optional<Clock::time_point> claim_due() const override;
     // Answers of both; each one marked refused while the LISTEN connection is away.
     std::vector<ClaimAnswer> collect_claims() override;
-    bool give_back_unopened(size_t lane) override;
+    bool give_back_unopened(size_t lane, std::vector<Message>& messages) override;
     void open_batch(size_t lane, Batch batch) override;
     void keep_claims(Clock::time_point now) override;
     // The leased batches (acks, nacks, dead letters on the LISTEN connection), then the locked

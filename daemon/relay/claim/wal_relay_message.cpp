@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <utility>
 
 namespace once::relay {
 
@@ -39,17 +40,17 @@ std::string timestamptz_text(int64_t unix_us) {
 
 }  // namespace
 
-Message relay_message(const once::WalMessage& m) {
+Message relay_message(once::WalMessage&& m) {
     Message r;
     r.id = once::uuid_to_string(m.id);
-    r.topic = m.topic;
+    r.topic = std::move(m.topic);
     r.has_key = m.key.has_value();
-    if (m.key) r.key = *m.key;
-    r.payload = m.payload;
-    if (m.headers) r.headers = *m.headers;
+    if (m.key) r.key = std::move(*m.key);
+    r.payload = std::move(m.payload);
+    if (m.headers) r.headers = std::move(*m.headers);
     r.attempt = 1;
     r.created_at = timestamptz_text(m.created_at_us);
-    if (m.content_type) r.content_type = *m.content_type;
+    if (m.content_type) r.content_type = std::move(*m.content_type);
     return r;
 }
 

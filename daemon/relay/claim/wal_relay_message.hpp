@@ -8,8 +8,9 @@
 
 namespace once::relay {
 
-// WalMessage -> the relay's Message (uuid text, created_at as timestamptz text in UTC).
-Message relay_message(const once::WalMessage& m);
+// WalMessage -> the relay's Message (uuid text, created_at as timestamptz text in UTC). The
+// strings are moved out of `m`: the stream's messages are decoded once and published once.
+Message relay_message(once::WalMessage&& m);
 // A keyed WalMessage's key_owner and key_seq (uuid text).
 WalKeyOrder relay_key_order(const once::WalMessage& m);
 

@@ -106,6 +106,7 @@ void WalStream::start_claim(const ClaimRequest& request) {
     size_t visible = 0;
     if (!visible_prefix(std::min(n, pending.size()), visible)) return;
     std::vector<WalQueuedMessage> taken;
+    taken.reserve(std::min(n, pending.size()));
     std::set<KeyOwner> taken_keys;
     while (visible > 0 && taken.size() < n && !pending.empty()) {
         WalQueuedMessage& q = pending.front();
@@ -154,14 +155,19 @@ bool WalStream::visible_prefix(size_t limit, size_t& visible) {
 std::vector<ClaimAnswer> WalStream::collect_claims() {
     std::vector<ClaimAnswer> out;
     if (!answered_) return out;
+    // The messages move to the answer (a copy of each was a tenth of the relay's allocations);
+    // what open_batch needs of the claim, positions and key orders, stays here.
     ClaimAnswer a{0, {}, 0};
-    for (const WalQueuedMessage& q : *answered_) a.messages.push_back(q.message);
+    a.messages.reserve(answered_->size());
+    for (WalQueuedMessage& q : *answered_) a.messages.push_back(std::move(q.message));
     out.push_back(std::move(a));
     return out;
 }
 
-bool WalStream::give_back_unopened(size_t) {
+bool WalStream::give_back_unopened(size_t, std::vector<Message>& messages) {
     if (!answered_) return true;
+    if (messages.size() == answered_->size())   // (moved out by collect_claims: they come back)
+        for (size_t i = 0; i < messages.size(); ++i) (*answered_)[i].message = std::move(messages[i]);
     auto& pending = session_.queue();
     for (auto it = answered_->rbegin(); it != answered_->rend(); ++it) {
         if (it->message.has_key) fences_.let_go(KeyOwner{it->message.key, it->order.key_owner});

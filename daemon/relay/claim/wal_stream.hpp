@@ -84,7 +84,7 @@ public:
     // Takes up to request.batch queued messages as the next answer (blocking: see above).
     void start_claim(const ClaimRequest& request) override;
     std::vector<ClaimAnswer> collect_claims() override;
-    bool give_back_unopened(size_t lane) override;   // back to the front of the queue
+    bool give_back_unopened(size_t lane, std::vector<Message>& messages) override;   // back to the front of the queue
     void open_batch(size_t lane, Batch batch) override;
     void keep_claims(Clock::time_point) override {}
     // Settles every finished batch (acks, write-backs: blocking, see above) and confirms;

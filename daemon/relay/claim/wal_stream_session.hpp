@@ -113,6 +113,7 @@ private:
     std::vector<std::string> warned_;   // the slot warnings logged, so each is logged once
     wal::FlushTracker tracker_;
     std::deque<WalQueuedMessage> pending_;
+    std::vector<wal::WalEvent> events_;  // what one read decoded (reused)
     bool failing_ = false;              // logged the failure; logged again when open
     int failures_ = 0;
     bool opened_once_ = false;

@@ -67,6 +67,7 @@ private:
     struct Pending { uint64_t token; std::chrono::steady_clock::time_point started; };
     std::unordered_map<std::string, Pending> pending_;   // message id -> publish
     std::vector<Outcome> immediate_;                     // failed before reaching libnats
+    std::string subject_;                                // the subject being built (its buffer reused)
 };
 
 }  // namespace once::relay

@@ -280,7 +280,7 @@ TEST(TableClaims, AnswersArrivingWithTheDatabaseAwayAreRefused) {
     ASSERT_EQ(answers.size(), 1u);
     ASSERT_NE(answers[0].refused, nullptr);
     EXPECT_STREQ(answers[0].refused, "database connection lost");
-    EXPECT_TRUE(f.table->give_back_unopened(answers[0].lane));   // rolled back untouched
+    EXPECT_TRUE(f.table->give_back_unopened(answers[0].lane, answers[0].messages));   // rolled back untouched
     EXPECT_EQ(f.lanes.rollbacks, 1);
     EXPECT_EQ(f.table->open_count(), 0u);
 }

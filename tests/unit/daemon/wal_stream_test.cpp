@@ -192,7 +192,7 @@ TEST(WalStream, RelayMessageCarriesIdTopicKeyHeadersAndCreatedAt) {
     m.key = "k1";
     m.headers = "{\"a\": 1}";
     m.payload = "[1]";
-    Message r = relay_message(m);
+    Message r = relay_message(std::move(m));
     EXPECT_EQ(r.id, wal_id(0xab));
     EXPECT_EQ(r.topic, "orders");
     EXPECT_TRUE(r.has_key);
@@ -209,7 +209,7 @@ TEST(WalStream, RelayMessageCreatedAtIsUtcWithMicroseconds) {
         m.created_at_us = us;
         m.topic = "t";
         m.payload = "{}";
-        return relay_message(m).created_at;
+        return relay_message(std::move(m)).created_at;
     };
     EXPECT_EQ(created_at(0), "1970-01-01 00:00:00.000000+00");
     EXPECT_EQ(created_at(-1), "1969-12-31 23:59:59.999999+00");
