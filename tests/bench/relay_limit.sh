@@ -322,6 +322,7 @@ listen_p99() {   # RATE -> "p50 p99"
     echo "listen-$1: $(cpu_since), $((${sent:-0} / BENCH_SECONDS))/s achieved" >>"$work/lat_cpu.txt"
     tail -1 "$work/listen.txt" | awk '{ print $2, $3 }'
 }
+stream_active() { curl -sf "$RELAY_METRICS" | grep -qx 'once_wal_stream_active 1'; }
 relay_p99() {   # RATE TRANSPORT -> "p50 p99"
     local rate=$1 tr=$2 args=(--transport "$2")
     [ "$tr" = wal ] && { advance_slots; args+=(--wal-slot relay_stdout); }
@@ -331,6 +332,10 @@ relay_p99() {   # RATE TRANSPORT -> "p50 p99"
     local reader=$!
     RELAY_STDOUT="$work/lat.fifo" relay_start "lat-$tr" stdout: "${args[@]}"
     once_wait_for "relay metrics" 30 curl -sf "$RELAY_METRICS"
+    # Steady state only, like the LISTEN baseline's listener: the producers start once the
+    # stream is open (a trace showed the 100-500 ms p99 of earlier 10k/s runs was the messages
+    # committed while the relay was still opening it; a restart's cost is docs/relay.md's).
+    if [ "$tr" = wal ]; then once_wait_for "WAL stream open" 30 stream_active; fi
     cpu_mark
     local sent
     sent=$(PGOPTIONS="-c once.transport=$tr" pgbench -n -M prepared -R "$rate" -T "$BENCH_SECONDS" -c 4 -j 4 -f "$work/lat_send.sql" bench 2>&1 |
