@@ -20,6 +20,8 @@
 #            fsync=off for this part, producers at synchronous_commit=on: the WAL transport's
 #            messages are decoded once the commit is flushed, and an async commit waits for the
 #            WAL writer; with fsync off the flush is cheap, as LISTEN's is.  target <= 2x
+#            The table transport also with once.notify_interval = 0 (a wake-up per commit
+#            instead of one per 1 ms window: the window is most of its tail at 1k/s).
 #  CampusCafe in WAL mode is not measured here: saga commands and replies are keyed, and keyed
 #  messages still go to the table, so such a run measures the table transport (saga.sh).
 # Each figure line also says what bounded it: the CPU (percent of one core) of PostgreSQL (all
@@ -323,8 +325,15 @@ listen_p99() {   # RATE -> "p50 p99"
     tail -1 "$work/listen.txt" | awk '{ print $2, $3 }'
 }
 stream_active() { curl -sf "$RELAY_METRICS" | grep -qx 'once_wal_stream_active 1'; }
-relay_p99() {   # RATE TRANSPORT -> "p50 p99"
-    local rate=$1 tr=$2 args=(--transport "$2")
+relay_p99() {   # RATE TRANSPORT -> "p50 p99" (TRANSPORT table0: the table with once.notify_interval = 0)
+    local rate=$1 tr=$2
+    if [ "$tr" = table0 ]; then
+        sql -c "ALTER SYSTEM SET once.notify_interval = 0" -c "SELECT pg_reload_conf()" >/dev/null
+        relay_p99 "$rate" table
+        sql -c "ALTER SYSTEM RESET once.notify_interval" -c "SELECT pg_reload_conf()" >/dev/null
+        return
+    fi
+    local args=(--transport "$2")
     [ "$tr" = wal ] && { advance_slots; args+=(--wal-slot relay_stdout); }
     sql -c "TRUNCATE once.outbox" >/dev/null
     rm -f "$work/lat.fifo"; mkfifo "$work/lat.fifo"; chmod 666 "$work/lat.fifo"
@@ -332,23 +341,27 @@ relay_p99() {   # RATE TRANSPORT -> "p50 p99"
     local reader=$!
     RELAY_STDOUT="$work/lat.fifo" relay_start "lat-$tr" stdout: "${args[@]}"
     once_wait_for "relay metrics" 30 curl -sf "$RELAY_METRICS"
-    # Steady state only, like the LISTEN baseline's listener: the producers start once the
-    # stream is open (a trace showed the 100-500 ms p99 of earlier 10k/s runs was the messages
-    # committed while the relay was still opening it; a restart's cost is docs/relay.md's).
+    # Steady state only, like the LISTEN baseline's listener: the producers start once a first
+    # message went through. An open stream is not enough: the walsender first decodes the WAL
+    # between the slot's restart position and the backlog (here the drain part's), and the
+    # messages committed meanwhile wait for it; wal_tail.sh showed that wait as the 100-500 ms
+    # p99 of earlier 10k/s runs. What a restart costs is measured by wal_drain.sh.
     if [ "$tr" = wal ]; then once_wait_for "WAL stream open" 30 stream_active; fi
+    PGOPTIONS="-c once.transport=$tr" sql -c "SELECT once.send('bench.warm', '{}')" >/dev/null
+    wait_acked 1 60
     cpu_mark
     local sent
     sent=$(PGOPTIONS="-c once.transport=$tr" pgbench -n -M prepared -R "$rate" -T "$BENCH_SECONDS" -c 4 -j 4 -f "$work/lat_send.sql" bench 2>&1 |
         awk '/ processed: / { print $NF }' | cut -d/ -f1)
-    wait_acked "${sent:-1}" 60
+    wait_acked $((${sent:-0} + 1)) 60
     echo "$tr-$rate: $(cpu_since), $((${sent:-0} / BENCH_SECONDS))/s achieved" >>"$work/lat_cpu.txt"
     relay_stop; wait "$reader" || true
     awk '{ print $2, $3 }' "$work/lat.txt"
 }
 for rate in 1000 10000; do
-    l_listen=(); l_wal=(); l_table=(); l_listen50=(); l_wal50=(); l_table50=()
+    l_listen=(); l_wal=(); l_table=(); l_table0=(); l_listen50=(); l_wal50=(); l_table50=(); l_table050=()
     for ((r = 1; r <= ROUNDS; r++)); do
-        steps=(listen wal table); [ $((r % 2)) = 0 ] && steps=(table wal listen)
+        steps=(listen wal table table0); [ $((r % 2)) = 0 ] && steps=(table0 table wal listen)
         for s in "${steps[@]}"; do
             case $s in
                 listen) read -r p50 p99 < <(listen_p99 "$rate") || die "latency: no LISTEN figures" ;;
@@ -361,6 +374,8 @@ for rate in 1000 10000; do
         "p50 WAL ${l_wal50[*]}, LISTEN ${l_listen50[*]} ms; last WAL run: $(grep "^wal-$rate:" "$work/lat_cpu.txt" | tail -1 | cut -d: -f2-); last LISTEN run: $(grep "^listen-$rate:" "$work/lat_cpu.txt" | tail -1 | cut -d: -f2-)"
     row latency "commit->sink p99 ms at $rate/s, relay (table) vs commit->LISTEN p99" "report" "${l_table[*]}" "${l_listen[*]}" \
         "p50 table ${l_table50[*]} ms; last table run: $(grep "^table-$rate:" "$work/lat_cpu.txt" | tail -1 | cut -d: -f2-)"
+    row latency "commit->sink p99 ms at $rate/s, relay (table, notify_interval 0) vs commit->LISTEN p99" "report" "${l_table0[*]}" "${l_listen[*]}" \
+        "p50 table (notify_interval 0) ${l_table050[*]} ms"
 done
 sql -c "ALTER SYSTEM RESET fsync" -c "SELECT pg_reload_conf()" >/dev/null
 fi

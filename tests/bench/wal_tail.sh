@@ -10,6 +10,13 @@
 #   TAIL_START=open (default: the producers start once the relay streams the slot, as
 #   relay_limit.sh measures) | now (they start with the relay: the messages committed while it
 #   opens the stream wait for it, as after a restart)
+#   TAIL_BEHIND_ROWS (default 0): before the relay starts, another database of the cluster writes
+#   that many rows of 400 bytes, which the walsender decodes (and skips) before it reaches the
+#   first message: a relay that starts behind, as relay_limit.sh's latency part once did after
+#   its drain part
+#   TAIL_BEHIND_TX (default 0): the same, as that many one-row transactions in the relay's own
+#   database (each one decoded on its own: what a table-transport run leaves behind)
+#   TAIL_SERVER_OPTS: more server settings, e.g. once.notify_interval=0
 # Not run by ctest; writes tests/bench/results/wal_tail.txt (appends).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -32,7 +39,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 die() { echo "wal_tail: $*" >&2; exit 1; }
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 # As relay_limit.sh's latency part: fsync off, producers commit synchronously.
-once_cluster_start shared_preload_libraries=pg_once wal_level=logical synchronous_commit=on fsync=off
+once_cluster_start shared_preload_libraries=pg_once wal_level=logical synchronous_commit=on fsync=off ${TAIL_SERVER_OPTS:-}
 chmod 755 "$ONCE_CLUSTER_DIR"
 psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE bench" >/dev/null
 sql() { psql -qXAt -v ON_ERROR_STOP=1 -d bench "$@"; }
@@ -41,6 +48,16 @@ SRC="host=$PGHOST port=$PGPORT user=postgres dbname=bench"
 args=(--transport "$TR")
 if [ "$TR" = wal ]; then
     "${AS[@]}" "$RELAY" --db "$SRC" --create-wal-slot >/dev/null
+fi
+if [ "${TAIL_BEHIND_ROWS:-0}" -gt 0 ]; then
+    psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE busy" >/dev/null
+    psql -qX -v ON_ERROR_STOP=1 -d busy -c "CREATE TABLE filler (n int, pad text)" \
+        -c "INSERT INTO filler SELECT g, repeat('x', 400) FROM generate_series(1, $TAIL_BEHIND_ROWS) g"
+fi
+if [ "${TAIL_BEHIND_TX:-0}" -gt 0 ]; then
+    sql -c "CREATE TABLE filler (n int, pad text)"
+    echo "INSERT INTO filler VALUES (1, 'x');" >"$work/filler.sql"
+    pgbench -n -c 4 -j 4 -t $((TAIL_BEHIND_TX / 4)) -f "$work/filler.sql" bench >/dev/null 2>&1
 fi
 cat >"$work/send.sql" <<'SQL'
 SELECT once.send('bench.lat', jsonb_build_object('t', extract(epoch FROM clock_timestamp())));
@@ -76,7 +93,8 @@ once_wait_for "all $sent acknowledged" 60 all_acked || die "relay: $(tail -3 "$w
 kill -TERM "$RELAY_PID"; wait "$RELAY_PID" || true; wait "$reader" || true
 {
     echo "# wal_tail: $(date -u '+%Y-%m-%d %H:%M UTC'), PostgreSQL $(sql -c 'SHOW server_version_num'), $(nproc) cores," \
-         "load average at start $load_start; transport $TR, $RATE msgs/s asked, ${SECS}s, producers start: $START"
+         "load average at start $load_start; transport $TR, $RATE msgs/s asked, ${SECS}s, producers start: $START," \
+         "behind: ${TAIL_BEHIND_ROWS:-0} rows, ${TAIL_BEHIND_TX:-0} transactions, server options: ${TAIL_SERVER_OPTS:-none}"
     python3 - "$work/arrivals.txt" "$SHOW" <<'PY'
 import sys
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
