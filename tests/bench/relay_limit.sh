@@ -21,7 +21,7 @@
 #            messages are decoded once the commit is flushed, and an async commit waits for the
 #            WAL writer; with fsync off the flush is cheap, as LISTEN's is.  target <= 2x
 #            The table transport also with once.notify_interval = 0 (a wake-up per commit
-#            instead of one per 1 ms window: the window is most of its tail at 1k/s).
+#            instead of one per 1 ms window), to show how much of its tail is the window.
 #  CampusCafe in WAL mode is not measured here: saga commands and replies are keyed, and keyed
 #  messages still go to the table, so such a run measures the table transport (saga.sh).
 # Each figure line also says what bounded it: the CPU (percent of one core) of PostgreSQL (all

@@ -5,6 +5,7 @@
 # Time: from the relay's start to once_relay_acked_total reaching the backlog (polled every
 # 20 ms on /metrics), so it includes connecting. Usage: tests/bench/wal_drain.sh
 # (BACKLOG=100000 ROUNDS=2; ONCE_STAGE_DIR, ONCE_BUILD_DIR, ONCE_SOURCE_DIR as for the tests).
+# Results are appended to tests/bench/results/wal_drain.txt.
 # Then what a restart costs when another database of the cluster wrote meanwhile (NEIGHBOUR_ROWS
 # rows of 400 bytes, default 200000, ~100 MB of WAL), the WAL transport's drain of the same
 # backlog after: (idle) the neighbour wrote while the relay ran idle, then the relay stopped;
@@ -16,6 +17,9 @@ set -euo pipefail
 source "$(dirname "$0")/../integration/lib/relay_common.sh"
 BACKLOG=${BACKLOG:-100000}
 ROUNDS=${ROUNDS:-2}
+out="$ONCE_SOURCE_DIR/tests/bench/results/wal_drain.txt"
+exec > >(tee -a "$out")
+echo "# wal_drain: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average at start $(cut -d' ' -f1-3 /proc/loadavg), BACKLOG=$BACKLOG ROUNDS=$ROUNDS"
 start_postgres fsync=off wal_level=logical
 "${RELAY_AS[@]}" "$RELAY_BIN" --db "$SRC_DB" --create-wal-slot >/dev/null
 backlog() {   # $1: table | wal
@@ -80,3 +84,4 @@ for ((r = 1; r <= ROUNDS; r++)); do
             "$BACKLOG" "$s" "$(awk -v n="$BACKLOG" -v s="$s" 'BEGIN { print n / s }')"
     done
 done
+echo "# load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
