@@ -57,8 +57,13 @@ check "every table in schema once has rows (empty: ${empty:-none})" test -z "$em
 echo "# data set: $tables tables in schema once, all with rows; seed $seed, $super_seconds s as superuser, $role_seconds s as smith_app"
 
 server_pid=$(head -n 1 "$ONCE_CLUSTER_DIR/data/postmaster.pid")
+# Exit code 1 is no crash: it is how a process ends on FATAL, and the postmaster logs it for a
+# parallel worker (one ended by this script's pg_terminate_backend of sqlsmith's sessions, say,
+# on 18 where the workers share their leader's application_name); any other code makes the
+# postmaster restart every backend.
+crash_pattern='terminated by signal|exited with exit code ([2-9]|[1-9][0-9]+)|terminating any other active server processes|all server processes terminated|PANIC:'
 crashed() {  # what the postmaster logs when a backend dies by a signal or exits unexpectedly
-    grep -E "terminated by signal|exited with exit code|terminating any other active server processes|all server processes terminated|PANIC:" \
+    grep -E "$crash_pattern" \
         "$ONCE_CLUSTER_DIR/server.log"
 }
 smith_sessions_gone() {
@@ -135,7 +140,7 @@ if ! crashed >/dev/null; then run_as smith_app "$role_seconds" focused; fi
 
 if crashed >/dev/null; then
     echo "# the crash in the server log, with the query that crashed ('Failed process was running'):"
-    awk '/terminated by signal|exited with exit code|PANIC:/ { p = 1; print; next }
+    awk -v crash="$crash_pattern" '$0 ~ crash { p = 1; print; next }
          p && /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] / && !/DETAIL:/ { p = 0 } p' "$ONCE_CLUSTER_DIR/server.log" \
         | head -n 200 | sed 's/^/#   /'
     cp "$ONCE_CLUSTER_DIR/server.log" "${TMPDIR:-/tmp}/pg_once-sqlsmith-crash-server.log"
