@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where the saga logic's extra cost goes: the CampusCafe saga driven directly (saga_start + 3
-# saga_reply, as saga.sh's "saga" part) against the hand-written SQL doing the same writes
-# (saga.sh's baseline), per saga: the statements each runs (pg_stat_statements with
+# saga_reply, as saga.sh's "saga" part) against hand-written SQL doing the orchestrator's
+# minimal writes (saga.sh's "baseline") and hand-written PL/pgSQL doing the same writes
+# (saga.sh's "same", tools/saga_same_writes.sql), per saga: the statements each runs (pg_stat_statements with
 # track = all, so the statements the C++ entry points run through SPI are counted too), their
 # execution time and the WAL bytes they write, and the whole WAL per saga (pg_current_wal_lsn
 # before and after, commit records included). On both transports: with once.transport = 'wal'
@@ -31,14 +32,22 @@ CREATE TABLE base_orders (id text PRIMARY KEY, data jsonb, status text, step tex
 CREATE TABLE base_queue (id bigserial PRIMARY KEY, topic text, payload jsonb);
 SQL
 sed -n '/SELECT once.saga_define/,/}\$\$);/p' "$root/examples/campus_cafe/orders.sql" | sql >/dev/null
+sql -f "$here/tools/saga_same_writes.sql" >/dev/null
 
-# The two scripts of saga.sh, one saga each.
+# The scripts of saga.sh, one saga each.
 cat >"$work/baseline.sql" <<'SQL'
 SELECT nextval('bench_seq') AS n \gset
 INSERT INTO base_orders VALUES ('s' || :n, '{"item": "latte", "qty": 1}', 'running', 'reserve_stock'); INSERT INTO base_queue (topic, payload) VALUES ('stock.reserve', jsonb_build_object('saga_id', 's' || :n));
 UPDATE base_orders SET step = 'capture_payment', data = data || '{"r": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('payment.capture', jsonb_build_object('saga_id', 's' || :n));
 UPDATE base_orders SET step = 'notify', data = data || '{"p": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('notify.send', jsonb_build_object('saga_id', 's' || :n));
 UPDATE base_orders SET status = 'completed' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('order.completed', jsonb_build_object('saga_id', 's' || :n));
+SQL
+cat >"$work/same.sql" <<'SQL'
+SELECT nextval('bench_seq') AS n \gset
+SELECT hw_saga_start('s' || :n, '{"item": "latte", "qty": 1, "amount": 450, "card": "ok"}');
+SELECT hw_saga_reply('s' || :n, 'reserve_stock', '{"reservation": "r"}', 's' || :n || ':1');
+SELECT hw_saga_reply('s' || :n, 'capture_payment', '{"payment_id": "p"}', 's' || :n || ':2');
+SELECT hw_saga_reply('s' || :n, 'notify', NULL, 's' || :n || ':3');
 SQL
 cat >"$work/saga.sql" <<'SQL'
 SELECT nextval('bench_seq') AS n \gset
@@ -89,7 +98,8 @@ account() {
     echo "# saga_cost: $(date -u '+%Y-%m-%d %H:%M UTC'), PostgreSQL $(sql -c 'SHOW server_version_num'), $(nproc) cores," \
          "load average at start $load_start, $n sagas per kind, one client, synchronous_commit=off"
 } | tee -a "$out"
-account "hand-written SQL, the same writes" "$work/baseline.sql" table
+account "hand-written SQL, the orchestrator's minimal writes" "$work/baseline.sql" table
+account "hand-written PL/pgSQL, the same writes (tools/saga_same_writes.sql)" "$work/same.sql" table
 account "saga_start + 3 x saga_reply" "$work/saga.sql" table
 account "saga_start + 3 x saga_reply" "$work/saga.sql" wal
 echo "# load average at the end $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
