@@ -165,6 +165,11 @@ kill9_relay() {
     kill -9 "$c" 2>/dev/null || true
     wait "$(relay_pid "$1")" 2>/dev/null || true
     forget_pid "$(relay_pid "$1")"
+    # A kill -9 can cut the stdout sink's line being written (the kernel stops a write to a
+    # file between pages for a fatal signal). That message was never acknowledged, so it comes
+    # again; the cut line is dropped, as a consumer of the stream must drop it.
+    local out="$T/relay-$1.out"
+    if [ -s "$out" ] && [ -n "$(tail -c 1 "$out")" ]; then sed -i '$ d' "$out"; fi
 }
 # forget_pid PID: a reaped relay leaves RELAY_PIDS, so the cleanup never signals a pid that
 # the system may have given to another process since (long runs restart relays hundreds of times).
