@@ -11,11 +11,19 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/relay-test.XXXXXX")
 chmod 777 "$T"
 RELAY_PIDS=()
 BG_PIDS=()
+# Every process this test starts inherits this: the cleanup signals a remembered pid only if
+# the process still carries it. With pid_max at 32768 the parallel suite reuses pids within
+# minutes, and a pid of a process that ended earlier may belong to another test's by then (a
+# fresh-clone run lost another test's HTTP receiver to a SIGKILL).
+export ONCE_TEST_RUN="$T"
+started_here() { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -qxF "ONCE_TEST_RUN=$T"; }
 
 relay_cleanup() {
-    local p
-    for p in "${RELAY_PIDS[@]}" "${BG_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-    for p in "${RELAY_PIDS[@]}" "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    local p killed=()
+    for p in "${RELAY_PIDS[@]}" "${BG_PIDS[@]}"; do
+        if started_here "$p"; then kill -9 "$p" 2>/dev/null || true; killed+=("$p"); fi
+    done
+    for p in "${killed[@]}"; do wait "$p" 2>/dev/null || true; done
     once_cluster_stop
     [ -n "${STANDBY_DIR:-}" ] && once_cluster_stop_dir "$STANDBY_DIR"
     if [ "${KEEP_TEST_DIR:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
