@@ -65,33 +65,12 @@ cafe_psql bench -c "
     CREATE FUNCTION noop(msg once.inbound) RETURNS void LANGUAGE sql AS 'SELECT';
     SELECT once.subscribe('bench.>', 'noop(once.inbound)');" >/dev/null
 
-cat >"$work/baseline.sql" <<'SQL'
-SELECT nextval('bench_seq') AS n \gset
-INSERT INTO base_orders VALUES ('s' || :n, '{"item": "latte", "qty": 1}', 'running', 'reserve_stock'); INSERT INTO base_queue (topic, payload) VALUES ('stock.reserve', jsonb_build_object('saga_id', 's' || :n));
-UPDATE base_orders SET step = 'capture_payment', data = data || '{"r": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('payment.capture', jsonb_build_object('saga_id', 's' || :n));
-UPDATE base_orders SET step = 'notify', data = data || '{"p": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('notify.send', jsonb_build_object('saga_id', 's' || :n));
-UPDATE base_orders SET status = 'completed' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('order.completed', jsonb_build_object('saga_id', 's' || :n));
-SQL
-cat >"$work/same.sql" <<'SQL'
-SELECT nextval('bench_seq') AS n \gset
-SELECT hw_saga_start('s' || :n, '{"item": "latte", "qty": 1, "amount": 450, "card": "ok"}');
-SELECT hw_saga_reply('s' || :n, 'reserve_stock', '{"reservation": "r"}', 's' || :n || ':1');
-SELECT hw_saga_reply('s' || :n, 'capture_payment', '{"payment_id": "p"}', 's' || :n || ':2');
-SELECT hw_saga_reply('s' || :n, 'notify', NULL, 's' || :n || ':3');
-SQL
 cat >"$work/outbox.sql" <<'SQL'
 SELECT nextval('bench_seq') AS n \gset
 SELECT once.send('stock.reserve', jsonb_build_object('saga_id', 's' || :n, 'step', 'reserve_stock'), 's' || :n, '{"idempotency_key": "x"}');
 SELECT once.send('payment.capture', jsonb_build_object('saga_id', 's' || :n, 'step', 'capture_payment'), 's' || :n, '{"idempotency_key": "x"}');
 SELECT once.send('notify.send', jsonb_build_object('saga_id', 's' || :n, 'step', 'notify'), 's' || :n, '{"idempotency_key": "x"}');
 SELECT once.send('order.done', jsonb_build_object('saga_id', 's' || :n), 's' || :n, '{"idempotency_key": "x"}');
-SQL
-cat >"$work/saga.sql" <<'SQL'
-SELECT nextval('bench_seq') AS n \gset
-SELECT once.saga_start('campus_cafe_order', 's' || :n, '{"item": "latte", "qty": 1, "amount": 450, "card": "ok"}');
-SELECT once.saga_reply('s' || :n, 'reserve_stock', 'succeeded', '{"reservation": "r"}', 's' || :n || ':1');
-SELECT once.saga_reply('s' || :n, 'capture_payment', 'succeeded', '{"payment_id": "p"}', 's' || :n || ':2');
-SELECT once.saga_reply('s' || :n, 'notify', 'succeeded', NULL, 's' || :n || ':3');
 SQL
 cat >"$work/inbox.sql" <<'SQL'
 SELECT nextval('bench_seq') AS n \gset
@@ -115,8 +94,10 @@ tps() {  # script -> sagas/s (one pgbench "transaction" = one script run = one s
 declare -A durable cpu
 for part in baseline same outbox saga inbox; do
     echo "measuring $part (${secs}s durable, ${secs}s without the WAL flush)..."
-    durable[$part]=$(tps "$work/$part.sql")
-    cpu[$part]=$(PGOPTIONS="-c synchronous_commit=off" tps "$work/$part.sql")
+    script="$work/$part.sql"   # (the parts saga_cost.sh shares are in tools/)
+    [ -f "$here/tools/saga_$part.pgbench" ] && script="$here/tools/saga_$part.pgbench"
+    durable[$part]=$(tps "$script")
+    cpu[$part]=$(PGOPTIONS="-c synchronous_commit=off" tps "$script")
 done
 
 # The parts' database goes before the end-to-end runs: its autovacuum and its undelivered

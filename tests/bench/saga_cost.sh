@@ -34,28 +34,6 @@ SQL
 sed -n '/SELECT once.saga_define/,/}\$\$);/p' "$root/examples/campus_cafe/orders.sql" | sql >/dev/null
 sql -f "$here/tools/saga_same_writes.sql" >/dev/null
 
-# The scripts of saga.sh, one saga each.
-cat >"$work/baseline.sql" <<'SQL'
-SELECT nextval('bench_seq') AS n \gset
-INSERT INTO base_orders VALUES ('s' || :n, '{"item": "latte", "qty": 1}', 'running', 'reserve_stock'); INSERT INTO base_queue (topic, payload) VALUES ('stock.reserve', jsonb_build_object('saga_id', 's' || :n));
-UPDATE base_orders SET step = 'capture_payment', data = data || '{"r": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('payment.capture', jsonb_build_object('saga_id', 's' || :n));
-UPDATE base_orders SET step = 'notify', data = data || '{"p": 1}' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('notify.send', jsonb_build_object('saga_id', 's' || :n));
-UPDATE base_orders SET status = 'completed' WHERE id = 's' || :n; INSERT INTO base_queue (topic, payload) VALUES ('order.completed', jsonb_build_object('saga_id', 's' || :n));
-SQL
-cat >"$work/same.sql" <<'SQL'
-SELECT nextval('bench_seq') AS n \gset
-SELECT hw_saga_start('s' || :n, '{"item": "latte", "qty": 1, "amount": 450, "card": "ok"}');
-SELECT hw_saga_reply('s' || :n, 'reserve_stock', '{"reservation": "r"}', 's' || :n || ':1');
-SELECT hw_saga_reply('s' || :n, 'capture_payment', '{"payment_id": "p"}', 's' || :n || ':2');
-SELECT hw_saga_reply('s' || :n, 'notify', NULL, 's' || :n || ':3');
-SQL
-cat >"$work/saga.sql" <<'SQL'
-SELECT nextval('bench_seq') AS n \gset
-SELECT once.saga_start('campus_cafe_order', 's' || :n, '{"item": "latte", "qty": 1, "amount": 450, "card": "ok"}');
-SELECT once.saga_reply('s' || :n, 'reserve_stock', 'succeeded', '{"reservation": "r"}', 's' || :n || ':1');
-SELECT once.saga_reply('s' || :n, 'capture_payment', 'succeeded', '{"payment_id": "p"}', 's' || :n || ':2');
-SELECT once.saga_reply('s' || :n, 'notify', 'succeeded', NULL, 's' || :n || ':3');
-SQL
 
 # KIND SCRIPT TRANSPORT: runs n sagas and prints the per-saga account.
 account() {
@@ -98,8 +76,8 @@ account() {
     echo "# saga_cost: $(date -u '+%Y-%m-%d %H:%M UTC'), PostgreSQL $(sql -c 'SHOW server_version_num'), $(nproc) cores," \
          "load average at start $load_start, $n sagas per kind, one client, synchronous_commit=off"
 } | tee -a "$out"
-account "hand-written SQL, the orchestrator's minimal writes" "$work/baseline.sql" table
-account "hand-written PL/pgSQL, the same writes (tools/saga_same_writes.sql)" "$work/same.sql" table
-account "saga_start + 3 x saga_reply" "$work/saga.sql" table
-account "saga_start + 3 x saga_reply" "$work/saga.sql" wal
+account "hand-written SQL, the orchestrator's minimal writes" "$here/tools/saga_baseline.pgbench" table
+account "hand-written PL/pgSQL, the same writes (tools/saga_same_writes.sql)" "$here/tools/saga_same.pgbench" table
+account "saga_start + 3 x saga_reply" "$here/tools/saga_saga.pgbench" table
+account "saga_start + 3 x saga_reply" "$here/tools/saga_saga.pgbench" wal
 echo "# load average at the end $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"

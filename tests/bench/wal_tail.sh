@@ -63,17 +63,7 @@ cat >"$work/send.sql" <<'SQL'
 SELECT once.send('bench.lat', jsonb_build_object('t', extract(epoch FROM clock_timestamp())));
 SQL
 mkfifo "$work/fifo"; chmod 666 "$work/fifo"
-python3 -c '
-import json, sys, time
-with open(sys.argv[1], "w") as out:
-    for line in sys.stdin:
-        now = time.time()
-        try:
-            t = json.loads(line)["payload"]["t"]
-        except (ValueError, KeyError, TypeError):
-            continue
-        out.write("%.6f %.3f\n" % (now, (now - float(t)) * 1000))
-' "$work/arrivals.txt" <"$work/fifo" &
+python3 "$here_bench/tools/stdout_latency.py" "$work/arrivals.txt" <"$work/fifo" >/dev/null &
 reader=$!
 mp=$(free_port)
 "${AS[@]}" "$RELAY" --db "$SRC" --sink stdout: --name tail --metrics "127.0.0.1:$mp" --maintenance off \

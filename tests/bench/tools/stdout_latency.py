@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Reads once-relay stdout-sink JSON lines whose payload carries "t" (epoch seconds taken in
-the producing transaction) and prints "count p50_ms p99_ms p99.9_ms" at EOF."""
+the producing transaction) and prints "count p50_ms p99_ms p99.9_ms" at EOF. With a file
+argument, it also writes there one line per message: "arrival_epoch latency_ms"."""
 import json, sys, time
+arrivals = open(sys.argv[1], "w") if len(sys.argv) > 1 else None
 lat = []
 for line in sys.stdin:
     now = time.time()
@@ -9,7 +11,12 @@ for line in sys.stdin:
         t = json.loads(line)["payload"]["t"]
     except (ValueError, KeyError, TypeError):
         continue
-    lat.append((now - float(t)) * 1000)
+    ms = (now - float(t)) * 1000
+    lat.append(ms)
+    if arrivals:
+        arrivals.write("%.6f %.3f\n" % (now, ms))
+if arrivals:
+    arrivals.close()
 lat.sort()
 if not lat:
     print("0 0 0 0")
